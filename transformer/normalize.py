@@ -768,6 +768,30 @@ class Normaliser(ContainerMixin):
         return bool(values) and len(values) == len(stored) and all(
             isinstance(v, gast.Call) for v in values)
 
+    def _check_method_storing(self, node, func):
+        """`tape.record(Var(x))` of a local `tape = Tape()` whose method stores what it is given
+        into the object (`self.nodes.append(v)`), its result used: what it stores is read back
+        later (`for n in reversed(self.nodes)`) past the arguments and return values a source
+        transform follows. Refused here, the function traced on each call instead (as a call
+        whose result is dropped is)."""
+        if self.src.generated or not isinstance(func, gast.Attribute) \
+                or not isinstance(func.value, gast.Name) or not self._tracked_names_in(node) \
+                or not self._is_local(func.value.id) or not self._built_here(func.value.id):
+            return
+        classes = {self._resolve(n.value.func) for n in walk(self.node)
+                   if isinstance(n, gast.Assign) and isinstance(n.value, gast.Call)
+                   and any(isinstance(t, gast.Name) and t.id == func.value.id
+                           for t in n.targets)}
+        if not any(user_objects.stores_into_self(c, func.attr) for c in classes):
+            return
+        what = self._source(node)
+        error = self.src.error(node, f"{what} stores the {self.what} value "
+                               f"{sorted(self._tracked_names_in(node))[0]} in its object, "
+                               "which secant cannot follow through a source transform")
+        error.global_flow = (f"{what} stores a {self.what} value in its object: a method "
+                             "acting on its object, which a source transform cannot follow")
+        raise error
+
     def _check_not_in_place(self, call):
         """`snp.add.at(x, i, v)`, `np.put(a, i, v)`, `np.copyto(y, v)` as a statement: NumPy's
         in-place idiom, which an immutable array cannot do (transformer/in_place_calls.py):
@@ -2874,6 +2898,7 @@ class Normaliser(ContainerMixin):
             built = user_objects.held_call(node, self.held, self.current)  # m(x), m.apply(x)
         if built is not None:       # C(a)(x), C(a).m(x): the object as its fields
             return self.call(built)
+        self._check_method_storing(node, func)
         if isinstance(func, gast.Attribute):
             base = self.operand(func.value)
             method = objects.method_call(self.out, node, base.name) \

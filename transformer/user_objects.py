@@ -986,3 +986,40 @@ def _unshadowed(params, taken):
         taken.add(p)
         names.append(p)
     return names
+
+
+_MUTATORS = frozenset(("append", "extend", "insert", "pop", "remove", "clear", "update",
+                       "setdefault", "popitem", "add", "discard"))
+
+
+def stores_into_self(cls, name):
+    """Whether the method `name` of the user class `cls` changes a list, dict or set its object
+    holds (`self.tape.append(node)`, `self.vars[k] = v`, `self.items.pop()`), read from its
+    source: a call of it hands what it is given on through its object, which a source transform
+    cannot follow (the caller is traced instead)."""
+    fn = getattr(cls, name, None) if isinstance(cls, type) else None
+    if not inspect.isfunction(fn) or (fn.__module__ or "").split(".")[0] == "secant":
+        return False
+    try:
+        node = function_source(fn).node
+    except SourceError:
+        return False
+    params = node.args.args
+    if not params:
+        return False
+    me = params[0].id
+
+    def on_self(n):     # self.field (or self.field[k]...)
+        while isinstance(n, gast.Subscript):
+            n = n.value
+        return isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) \
+            and n.value.id == me
+    for n in gast.walk(node):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) \
+                and n.func.attr in _MUTATORS and on_self(n.func.value):
+            return True
+        if isinstance(n, (gast.Assign, gast.AugAssign)) and any(
+                isinstance(t, gast.Subscript) and on_self(t.value)
+                for t in (n.targets if isinstance(n, gast.Assign) else [n.target])):
+            return True
+    return False

@@ -1,0 +1,310 @@
+"""Issue 15 (tape15n): objects with operators kept in an object's list or dict by its methods
+(a Wengert list, a tiny reverse-mode tape, a dict of named Duals, a stack of intervals), read
+back by another method or by the caller, under grad, jit, jit∘grad, jvp, vmap, vmap∘grad and
+hessian, against float64 central differences, a Python loop over the batch and the eager
+value. Such a method acts on its object (`self.tape.append(Node(...))`, its result dropped),
+which a source transform cannot follow: the caller is traced for each call's arguments instead
+(transformer/trace_source.py), a loop over an argument's rows unrolled to its length there.
+The batch (3) differs from the rows looped over (2): an unrolled length read from the batch
+would be wrong.
+"""
+import os
+
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as jnp
+
+
+class Dual:
+    def __init__(self, val, eps):
+        self.val, self.eps = val, eps
+
+    def __add__(self, other):
+        return Dual(self.val + other.val, self.eps + other.eps)
+
+    def __mul__(self, other):
+        return Dual(self.val * other.val, self.val * other.eps + self.eps * other.val)
+
+
+# A: a Wengert list: each operation a method appending (name, Dual) to self.entries
+class Wengert:
+    def __init__(self):
+        self.entries = []
+
+    def lift(self, v):
+        d = Dual(v, jnp.cos(v))
+        self.entries.append(("lift", d))
+        return d
+
+    def mul(self, a, b):
+        d = a * b
+        self.entries.append(("mul", d))
+        return d
+
+    def last(self):
+        return self.entries[-1][1]
+
+
+def wengert_list(x):
+    w = Wengert()
+    a = w.lift(x[0])
+    b = w.lift(jnp.sin(x[1]))
+    w.mul(a, b)
+    out = w.last()
+    return jnp.sum(out.val) + jnp.sum(out.eps ** 2) + len(w.entries)
+
+
+# B: a tiny reverse-mode tape: Var's operators return Vars holding their parents and local
+# partials; the tape's method records each (self.nodes.append), its backward walks
+# `for node in reversed(self.nodes)`
+class Var:
+    def __init__(self, value, parents=()):
+        self.value, self.parents = value, parents
+
+    def __mul__(self, other):
+        return Var(self.value * other.value, ((self, other.value), (other, self.value)))
+
+    def __add__(self, other):
+        return Var(self.value + other.value, ((self, 1.0), (other, 1.0)))
+
+
+class Tape:
+    def __init__(self):
+        self.nodes = []
+
+    def record(self, v):
+        self.nodes.append(v)
+        return v
+
+    def backward(self, out):
+        adjoint = {id(out): jnp.ones_like(out.value)}
+        for node in reversed(self.nodes):
+            bar = adjoint.get(id(node))
+            if bar is None:
+                continue
+            for parent, partial in node.parents:
+                adjoint[id(parent)] = adjoint.get(id(parent), 0.0) + bar * partial
+        return adjoint
+
+
+def reverse_tape(x):
+    tape = Tape()
+    a = tape.record(Var(x[0]))
+    b = tape.record(Var(jnp.tanh(x[1])))
+    ab = tape.record(a * b)
+    aa = tape.record(a * a)
+    c = tape.record(ab + aa)
+    adjoint = tape.backward(c)
+    return jnp.sum(c.value) + jnp.sum(adjoint[id(a)] * adjoint[id(b)])
+
+
+# C: a dict of named Duals set by one method, read by another
+class Env:
+    def __init__(self):
+        self.vars = {}
+
+    def bind(self, name, value):
+        self.vars[name] = Dual(value, 2.0 * value)
+
+    def product(self, *names):
+        out = self.vars[names[0]]
+        for n in names[1:]:
+            out = out * self.vars[n]
+        return out
+
+
+def dict_of_duals(x):
+    env = Env()
+    env.bind("a", x[0])
+    env.bind("b", jnp.exp(x[1]))
+    p = env.product("a", "b", "a")
+    return jnp.sum(p.val) + jnp.sum(p.eps)
+
+
+# D: a stack of intervals (operators min/max), pushed and popped by methods
+class Interval:
+    def __init__(self, lo, hi):
+        self.lo, self.hi = lo, hi
+
+    def __add__(self, other):
+        return Interval(self.lo + other.lo, self.hi + other.hi)
+
+    def __mul__(self, other):
+        ps = [self.lo * other.lo, self.lo * other.hi, self.hi * other.lo, self.hi * other.hi]
+        lo, hi = ps[0], ps[0]
+        for p in ps[1:]:
+            lo, hi = jnp.minimum(lo, p), jnp.maximum(hi, p)
+        return Interval(lo, hi)
+
+
+class Stack:
+    def __init__(self):
+        self.items = []
+
+    def push(self, item):
+        self.items.append(item)
+
+    def pop(self):
+        return self.items.pop()
+
+
+def interval_stack(x):
+    s = Stack()
+    for row in x:
+        s.push(Interval(row - 0.1, row + 0.2))
+    top = s.pop()
+    below = s.pop()
+    r = top * below + top
+    return jnp.sum(r.hi - r.lo) + jnp.sum(r.lo ** 2) + len(s.items)
+
+
+# E: a helper given the object fills it in a loop over the argument's rows; the caller reads
+# the list back in reverse
+class Recorder:
+    def __init__(self):
+        self.ops = []
+
+    def push(self, v):
+        self.ops.append(Dual(v, v * 2.0))
+
+
+def _record_rows(rec, xs):
+    for row in xs:
+        rec.push(jnp.tanh(row))
+
+
+def recorder_reversed(x):
+    rec = Recorder()
+    _record_rows(rec, x)
+    total = Dual(1.0, 0.0)
+    for d in reversed(rec.ops):
+        total = total * d + d
+    return jnp.sum(total.val * total.eps)
+
+
+# F: an accumulator's method adds Duals to self's list; another method reduces them
+class Accumulator:
+    def __init__(self, scale):
+        self.scale = scale
+        self.terms = []
+
+    def add(self, d):
+        self.terms.append(d * Dual(self.scale, 0.0))
+        return self
+
+    def norm(self):
+        out = self.terms[0] * self.terms[0]
+        for t in self.terms[1:]:
+            out = out + t * t
+        return out
+
+
+def accumulator_norm(x):
+    acc = Accumulator(1.5)
+    for i in range(x.shape[0]):
+        acc.add(Dual(jnp.sin(x[i]), x[i]))
+    n = acc.norm()
+    return jnp.sum(n.val) + jnp.sum(jnp.sqrt(n.eps ** 2 + 1.0))
+
+
+# G: a method reading self's list while appending to it (a running product)
+class Running:
+    def __init__(self):
+        self.history = [Dual(1.0, 0.0)]
+
+    def step(self, v):
+        self.history.append(self.history[-1] * Dual(v, 1.0))
+
+
+def running_product(x):
+    r = Running()
+    for row in x:
+        r.step(jnp.cos(row))
+    return sum(jnp.sum(d.val + d.eps) for d in r.history[1:])
+
+
+# H: a dict of tapes keyed by name, each a list of Duals appended by a method
+class Ledger:
+    def __init__(self):
+        self.books = {"a": [], "b": []}
+
+    def post(self, book, d):
+        self.books[book].append(d)
+
+    def balance(self, book):
+        out = self.books[book][0]
+        for d in self.books[book][1:]:
+            out = out + d
+        return out
+
+
+def ledger_books(x):
+    ledger = Ledger()
+    for row in x:
+        ledger.post("a", Dual(row, row ** 2))
+        ledger.post("b", Dual(jnp.exp(row), row))
+    a, b = ledger.balance("a"), ledger.balance("b")
+    p = a * b
+    return jnp.sum(p.val) + jnp.sum(p.eps)
+
+
+# --- the harness ------------------------------------------------------------------------------
+def _fd(f, x, h=1e-6):
+    g = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = h
+        g.flat[i] = (float(f(x + e)) - float(f(x - e))) / (2 * h)
+    return g
+
+
+X = np.linspace(-0.4, 0.8, 6).reshape(2, 3)
+
+
+def _check(f, transform):
+    x = X
+    v = np.cos(np.arange(x.size)).reshape(x.shape)
+    xs = np.stack([x, x * 1.5 + 0.1, 0.7 - x])     # (a batch of 3 of 2 rows)
+    if transform == "jit":
+        np.testing.assert_allclose(secant.jit(f)(x), float(f(x)), rtol=1e-10)
+    elif transform == "vmap":
+        np.testing.assert_allclose(secant.vmap(f)(xs), [float(f(a)) for a in xs], rtol=1e-10)
+    elif transform == "vmap∘grad":
+        np.testing.assert_allclose(secant.vmap(secant.grad(f))(xs), [_fd(f, a) for a in xs],
+                                   rtol=1e-6, atol=1e-8)
+    elif transform == "jvp":
+        np.testing.assert_allclose(secant.jvp(f, (x,), (v,)),
+                                   (float(f(x)), np.sum(_fd(f, x) * v)), rtol=1e-6, atol=1e-8)
+    elif transform == "jacrev":
+        np.testing.assert_allclose(secant.jacrev(f)(x), _fd(f, x), rtol=1e-6, atol=1e-8)
+    elif transform == "hessian":
+        got = np.tensordot(secant.hessian(f)(x), v, 2)
+        np.testing.assert_allclose(got, _fd(lambda t: np.sum(_fd(f, t, 1e-5) * v), x, 1e-4),
+                                   rtol=1e-4, atol=1e-6)
+    else:
+        g = secant.grad(f) if transform == "grad" else secant.jit(secant.grad(f))
+        np.testing.assert_allclose(g(x), _fd(f, x), rtol=1e-6, atol=1e-8)
+
+
+THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+TRANSFORMS = ("grad", "jit", "jit∘grad", "jvp", "vmap", "vmap∘grad", "jacrev", "hessian")
+PROGRAMS = [wengert_list, reverse_tape, dict_of_duals, interval_stack, recorder_reversed,
+            accumulator_norm, running_product, ledger_books]
+
+
+def _pairs():
+    """every (program, transform) under HYPOTHESIS_PROFILE=thorough; by default each program
+    through three transforms, rotating"""
+    for i, p in enumerate(PROGRAMS):
+        for k, t in enumerate(TRANSFORMS):
+            if THOROUGH or k in (i % len(TRANSFORMS), (i + 3) % len(TRANSFORMS),
+                                 (i + 5) % len(TRANSFORMS)):
+                yield p, t
+
+
+@pytest.mark.parametrize("program, transform", [
+    pytest.param(p, t, id=f"{p.__name__}-{t}") for p, t in _pairs()])
+def test_program(x64, program, transform):
+    _check(program, transform)
