@@ -308,3 +308,39 @@ def _pairs():
     pytest.param(p, t, id=f"{p.__name__}-{t}") for p, t in _pairs()])
 def test_program(x64, program, transform):
     _check(program, transform)
+
+
+# --- named regression tests -----------------------------------------------------------------------
+def test_rows_unrolled_per_example_under_vmap_of_grad(x64):
+    """recorder_reversed under vmap(grad): the caller traced for each call's arguments unrolls
+    `for row in xs` to xs's length; vmap's batched call hands the grad's trace the batch
+    (3, 2, 3): read from it, the loop would run 3 times (an AssertionError of the trace's
+    check). The trace is taken again with one example (2 rows)."""
+    xs = np.stack([X, X + 0.3, -X])
+    f = recorder_reversed
+    np.testing.assert_allclose(secant.vmap(secant.grad(f))(xs), [_fd(f, a) for a in xs],
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(secant.vmap(f, in_axes=1)(np.moveaxis(xs, 0, 1)),
+                               [f(a) for a in xs], rtol=1e-10)
+
+
+def test_rows_follow_each_calls_shape(x64):
+    """The trace unrolled for 2 rows is not reused for 4 (each call's own trace)."""
+    for f in (interval_stack, accumulator_norm):
+        for x in (X, np.linspace(-0.5, 0.9, 12).reshape(4, 3)):
+            np.testing.assert_allclose(secant.grad(f)(x), _fd(f, x), rtol=1e-6, atol=1e-8)
+            np.testing.assert_allclose(secant.jit(f)(x), f(x), rtol=1e-10)
+
+
+def test_loop_over_a_computed_value_refused_at_its_line(x64):
+    """A loop over a value computed in the function (`for row in jnp.tanh(x)`), rows stored by
+    a method: its length is not an argument's, so the trace refuses it, naming the line."""
+    def computed_rows(x):
+        rec = Recorder()
+        for row in jnp.tanh(x):
+            rec.push(row)
+        return jnp.sum(rec.ops[0].val * rec.ops[1].eps)
+    for t in (secant.grad, secant.vmap):
+        with pytest.raises(secant.SecantError, match="iterates over a traced value at .*"
+                           "test_tape15n_programs.py"):
+            t(computed_rows)(X if t is secant.grad else np.stack([X, X, X]))
