@@ -768,6 +768,18 @@ class Normaliser(ContainerMixin):
         return bool(values) and len(values) == len(stored) and all(
             isinstance(v, gast.Call) for v in values)
 
+    def _given_object_method(self, name, attr):
+        """Whether `name.attr(...)` may be a method of a user object the caller passes in
+        (`rec.push(v)` in a helper given `rec`): a parameter without a default (a default list
+        outlives the call), the method not a list's, dict's or set's (`acc.append(x)`: stored
+        where a trace would leave its recording values)."""
+        a = self.node.args
+        plain = a.posonlyargs + a.args
+        defaulted = {p.id for p in plain[len(plain) - len(a.defaults):]} if a.defaults else set()
+        defaulted |= {p.id for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None}
+        return name in self._parameter_names() and name not in defaulted \
+            and attr not in user_objects.MUTATORS
+
     def _check_method_storing(self, node, func):
         """`tape.record(Var(x))` of a local `tape = Tape()` whose method stores what it is given
         into the object (`self.nodes.append(v)`), its result used: what it stores is read back
@@ -848,8 +860,8 @@ class Normaliser(ContainerMixin):
                                    "through side effects; build the value instead (xs = xs + "
                                    "[x])")
             root = func.value.id
-            if not self.src.generated and (self._built_here(root) or root
-                                           in self._parameter_names()):
+            if not self.src.generated and (self._built_here(root) or
+                                           self._given_object_method(root, func.attr)):
                 error.global_flow = (   # (a method acting on its object: traced instead)
                     f"the batched value {tracked[0]} goes into {what}, whose result is "
                     "dropped: a method acting on its object, which a source transform "
@@ -870,7 +882,7 @@ class Normaliser(ContainerMixin):
         func = getattr(stmt.value, "func", None)
         method_effect = isinstance(root, gast.Name) and self._is_local(root.id) \
             and isinstance(func, gast.Attribute) and func.value is root \
-            and (self._built_here(root.id) or root.id in self._parameter_names())
+            and (self._built_here(root.id) or self._given_object_method(root.id, func.attr))
         if method_effect:
             flow = (f"the differentiated value {tracked[0]} goes into {what}, whose result is "
                     "dropped: a method acting on its object (bound.setup()), which a source "

@@ -988,7 +988,7 @@ def _unshadowed(params, taken):
     return names
 
 
-_MUTATORS = frozenset(("append", "extend", "insert", "pop", "remove", "clear", "update",
+MUTATORS = frozenset(("append", "extend", "insert", "pop", "remove", "clear", "update",
                        "setdefault", "popitem", "add", "discard"))
 
 
@@ -1016,7 +1016,7 @@ def stores_into_self(cls, name):
             and n.value.id == me
     for n in gast.walk(node):
         if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) \
-                and n.func.attr in _MUTATORS and on_self(n.func.value):
+                and n.func.attr in MUTATORS and on_self(n.func.value):
             return True
         if isinstance(n, (gast.Assign, gast.AugAssign)) and any(
                 isinstance(t, gast.Subscript) and on_self(t.value)
