@@ -250,6 +250,48 @@ def ledger_books(x):
     return jnp.sum(p.val) + jnp.sum(p.eps)
 
 
+# I: the classic reverse-mode tape: each Var holds the tape, its __init__ appends its node
+# (`tape.nodes.append((self, parents))`): objects referring back to themselves (a cycle)
+class LinkedTape:
+    def __init__(self):
+        self.nodes = []
+
+    def var(self, value):
+        return TapedVar(value, self, None)
+
+    def backward(self, out):
+        adjoint = {id(out): jnp.ones_like(out.value)}
+        for var, parents in reversed(self.nodes):
+            bar = adjoint.get(id(var))
+            if bar is None:
+                continue
+            for parent, partial in parents:
+                adjoint[id(parent)] = adjoint.get(id(parent), 0.0) + bar * partial
+        return adjoint
+
+
+class TapedVar:
+    def __init__(self, value, tape, parents):
+        self.value, self.tape = value, tape
+        if parents is not None:
+            tape.nodes.append((self, parents))
+
+    def __mul__(self, other):
+        return TapedVar(self.value * other.value, self.tape,
+                        [(self, other.value), (other, self.value)])
+
+    def __add__(self, other):
+        return TapedVar(self.value + other.value, self.tape, [(self, 1.0), (other, 1.0)])
+
+
+def linked_tape(x):
+    tape = LinkedTape()
+    a, b = tape.var(x[0]), tape.var(jnp.tanh(x[1]))
+    c = a * b + a * a
+    adjoint = tape.backward(c)
+    return jnp.sum(c.value) + jnp.sum(adjoint[id(a)] * adjoint[id(b)])
+
+
 # --- the harness ------------------------------------------------------------------------------
 X = np.linspace(-0.4, 0.8, 6).reshape(2, 3)     # (obj15l's input for these programs)
 
@@ -271,7 +313,7 @@ def _check(f, transform):
 
 TRANSFORMS = ("grad", "jit", "jit∘grad", "jvp", "vmap", "vmap∘grad", "jacrev", "hessian")
 PROGRAMS = [wengert_list, reverse_tape, dict_of_duals, interval_stack, recorder_reversed,
-            accumulator_norm, running_product, ledger_books]
+            accumulator_norm, running_product, ledger_books, linked_tape]
 
 
 def _pairs():
@@ -310,6 +352,15 @@ def test_rows_follow_each_calls_shape(x64):
         for x in (X, np.linspace(-0.5, 0.9, 12).reshape(4, 3)):
             np.testing.assert_allclose(secant.grad(f)(x), _fd(f, x), rtol=1e-6, atol=1e-8)
             np.testing.assert_allclose(secant.jit(f)(x), f(x), rtol=1e-10)
+
+
+def test_a_tape_its_vars_hold_is_traced_not_flattened(x64):
+    """linked_tape under grad: `tape.var(x[0])` builds a TapedVar holding the tape, whose
+    nodes hold the TapedVar (a cycle); read by the source transform as objects with fields,
+    its cotangent's zeros recursed without end (a RecursionError). LinkedTape.var hands its
+    object to TapedVar.__init__, which appends to it: the caller is traced instead."""
+    np.testing.assert_allclose(secant.grad(linked_tape)(X), _fd(linked_tape, X), rtol=1e-6,
+                               atol=1e-8)
 
 
 def test_loop_over_a_computed_value_refused_at_its_line(x64):
