@@ -1002,6 +1002,9 @@ def stores_into_self(cls, name):
     return _stores_into(fn, 0, 3)
 
 
+_stores = {}     # (code, position, depth) -> (fn, _stores_into's answer)
+
+
 def _stores_into(fn, position, depth):
     """Whether the user function `fn` changes a container held by its parameter at `position`
     (or passes that parameter on to one that does, `depth` calls deep)."""
@@ -1010,6 +1013,16 @@ def _stores_into(fn, position, depth):
     if depth <= 0 or not inspect.isfunction(fn) or (fn.__module__ or "").split(".")[0] in (
             "secant", "numpy", "builtins"):
         return False
+    key = (fn.__code__, position, depth)
+    hit = _stores.get(key)
+    if hit is None or hit[0] is not fn:     # (another function of the same code: its globals)
+        if len(_stores) > 4096:
+            _stores.clear()
+        hit = _stores[key] = (fn, _reads_stores_into(fn, position, depth))
+    return hit[1]
+
+
+def _reads_stores_into(fn, position, depth):
     try:
         node = function_source(fn).node
     except SourceError:
