@@ -927,7 +927,13 @@ def _traced_for_call(fn, how, /, **arguments):
         return _callees_per_call(fn, how)
     try:
         names = _parameter_names(fn)
-        traced = retraced(fn, why, arguments, {names[i] for i in wrt if i < len(names)})
+        given = arguments
+        if mode == "vmap":      # (the trace reads an argument's length: one example's)
+            axes = dict(batch.in_axes) if batch is not None else {}
+            given = {k: _one_example(v, axes.get(names.index(k), 0))
+                     if k in names and names.index(k) in wrt else v
+                     for k, v in arguments.items()}
+        traced = retraced(fn, why, given, {names[i] for i in wrt if i < len(names)})
     except Exception as t:      # (not traceable with the arguments either)
         if fn in _ESCALATED:    # (traced whole for a run-time callee's error: that error
             del _ESCALATED[fn]  # stands, and fn is transformed from its source again)
@@ -949,7 +955,16 @@ def _traced_for_call(fn, how, /, **arguments):
             raise refused from None
         _CALLEES_PER_CALL.setdefault(fn, set()).add(how)
         return gen
-    return generate(traced, wrt, mode, has_aux, tuple_out, staged, batch)
+    gen = generate(traced, wrt, mode, has_aux, tuple_out, staged, batch)
+    if mode == "vmap" or not getattr(traced, "__secant_reads_lengths__", False):
+        return gen
+    # (the trace unrolled `for row in x` to x's length in this call; called by a batched
+    # caller (vmap(grad(f))), x is the batch: _dispatch traces again with one example)
+    def call(*args, **kwargs):
+        return gen(*args, **kwargs)
+    call.__secant_generated__ = gen
+    call.__secant_per_call__ = (fn, how, arguments)
+    return call
 
 
 # function -> the transforms (how) whose form of it is its own source with its callees traced
@@ -2157,9 +2172,39 @@ def _dispatch(fn, active, mode, staged, axis_name=None, call=None, shape=None, s
     or library op), active in `active` (positions of the call, or keywords); for "jvp", `call`
     (n positional arguments, keywords) shapes it to take the tangents after the positional
     arguments (_jvp_call); for "vmap", given the caller's batch `size` where it takes one."""
+    if mode == "vmap" and getattr(fn, "__secant_per_call__", None) is not None:
+        return _per_example_trace(fn.__secant_per_call__, active, staged, axis_name, call,
+                                  shape, size)
     gen, bound = _dispatch_target(fn, active, mode, staged, axis_name, call, shape)
     gen = _with_size(gen, size)
     return _bind_object(gen, fn, mode) if bound else gen
+
+
+def _one_example(value, axis):
+    """The first example of a batched array argument (its batch axis `axis`); anything else
+    itself."""
+    ndim = getattr(value, "ndim", None)
+    if not isinstance(ndim, int) or not isinstance(axis, int) or not -ndim <= axis < ndim:
+        return value
+    return value[(slice(None),) * (axis % ndim) + (0,)]
+
+
+def _per_example_trace(per_call, active, staged, axis_name, call, shape, size):
+    """The batched form of a function traced for a call's arguments (_traced_for_call) whose
+    trace read an argument's length (`for row in x` unrolled): traced again, when it runs,
+    with one example of each argument its batched caller passes batched (axis 0), not with the
+    batch itself (whose length is the batch size)."""
+    fn, how, arguments = per_call
+
+    def batched(*args, **kwargs):
+        ids = {id(args[a]) for a in active if isinstance(a, int) and a < len(args)} | {
+            id(kwargs[a]) for a in active if isinstance(a, str) and a in kwargs}
+        one = {k: _one_example(v, 0) if id(v) in ids else v for k, v in arguments.items()}
+        gen = _traced_for_call(fn, how, **one)
+        gen = getattr(gen, "__secant_generated__", gen)
+        return _dispatch(gen, active, "vmap", staged, axis_name, call, shape, size)(
+            *args, **kwargs)
+    return batched
 
 
 def _with_size(gen, size, takes_size=None):

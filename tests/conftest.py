@@ -104,6 +104,7 @@ CPU_SECONDS = {
     "test_obj15l_stateful_getters.py": 25, "test_norm15l_unpacked_calls.py": 100,
     "test_fixnorm_library_jvps.py": 40,
     "test_duals15m_programs.py": 8, "test_items15n_object_list_items.py": 6,
+    "test_tape15n_programs.py": 6,
     "test_items15n_named_call.py": 3, "test_items15n_effect_calls.py": 2,
     "test_fft15_unbatched_primal.py": 24, "test_speed19f_once.py": 3,
     "test_fft15_gather_modes.py": 9, "test_fft15r_shapes.py": 30,

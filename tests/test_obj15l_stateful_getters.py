@@ -319,11 +319,7 @@ PROGRAMS = [counted_getter, noisy_sq, getter_twice, list_of_layers, dict_of_laye
             nodes_in_list, counter_names, partial_kw_plain, shared_params,
             key_closure_inplace, counter_step]
 # (program, transform) -> why it fails today (strict: a fix must remove its entry)
-KNOWN = {
-    **{(tape_in_object, t): "an object's method appending to its list, called for its effect "
-       "with a differentiated value: refused (a SecantError naming the line)"
-       for t in TRANSFORMS if t != "jit"},
-}
+KNOWN = {}
 
 
 def _pairs():

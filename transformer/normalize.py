@@ -768,6 +768,42 @@ class Normaliser(ContainerMixin):
         return bool(values) and len(values) == len(stored) and all(
             isinstance(v, gast.Call) for v in values)
 
+    def _given_object_method(self, name, attr):
+        """Whether `name.attr(...)` may be a method of a user object the caller passes in
+        (`rec.push(v)` in a helper given `rec`): a parameter without a default (a default list
+        outlives the call), the method not a list's, dict's or set's (`acc.append(x)`: stored
+        where a trace would leave its recording values)."""
+        a = self.node.args
+        plain = a.posonlyargs + a.args
+        defaulted = {p.id for p in plain[len(plain) - len(a.defaults):]} if a.defaults else set()
+        defaulted |= {p.id for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None}
+        return name in self._parameter_names() and name not in defaulted \
+            and attr not in user_objects.MUTATORS
+
+    def _check_method_storing(self, node, func):
+        """`tape.record(Var(x))` of a local `tape = Tape()` whose method stores what it is given
+        into the object (`self.nodes.append(v)`), its result used: what it stores is read back
+        later (`for n in reversed(self.nodes)`) past the arguments and return values a source
+        transform follows. Refused here, the function traced on each call instead (as a call
+        whose result is dropped is)."""
+        if self.src.generated or not isinstance(func, gast.Attribute) \
+                or not isinstance(func.value, gast.Name) or not self._tracked_names_in(node) \
+                or not self._is_local(func.value.id) or not self._built_here(func.value.id):
+            return
+        classes = {self._resolve(n.value.func) for n in walk(self.node)
+                   if isinstance(n, gast.Assign) and isinstance(n.value, gast.Call)
+                   and any(isinstance(t, gast.Name) and t.id == func.value.id
+                           for t in n.targets)}
+        if not any(user_objects.stores_into_self(c, func.attr) for c in classes):
+            return
+        what = self._source(node)
+        error = self.src.error(node, f"{what} stores the {self.what} value "
+                               f"{sorted(self._tracked_names_in(node))[0]} in its object, "
+                               "which secant cannot follow through a source transform")
+        error.global_flow = (f"{what} stores a {self.what} value in its object: a method "
+                             "acting on its object, which a source transform cannot follow")
+        raise error
+
     def _check_not_in_place(self, call):
         """`snp.add.at(x, i, v)`, `np.put(a, i, v)`, `np.copyto(y, v)` as a statement: NumPy's
         in-place idiom, which an immutable array cannot do (transformer/in_place_calls.py):
@@ -819,9 +855,18 @@ class Normaliser(ContainerMixin):
             if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
                     and self._is_local(func.value.id)):     # would hold values unbeknown to vmap
                 return
-            raise self.src.error(stmt, f"{what} receives the batched value {tracked[0]}, but "
-                                 "its result is dropped: vmap cannot follow a batch axis "
-                                 "through side effects; build the value instead (xs = xs + [x])")
+            error = self.src.error(stmt, f"{what} receives the batched value {tracked[0]}, "
+                                   "but its result is dropped: vmap cannot follow a batch axis "
+                                   "through side effects; build the value instead (xs = xs + "
+                                   "[x])")
+            root = func.value.id
+            if not self.src.generated and (self._built_here(root) or
+                                           self._given_object_method(root, func.attr)):
+                error.global_flow = (   # (a method acting on its object: traced instead)
+                    f"the batched value {tracked[0]} goes into {what}, whose result is "
+                    "dropped: a method acting on its object, which a source transform "
+                    "cannot follow")
+            raise error
         root = getattr(stmt.value, "func", None)
         while isinstance(root, gast.Attribute):
             root = root.value
@@ -837,7 +882,7 @@ class Normaliser(ContainerMixin):
         func = getattr(stmt.value, "func", None)
         method_effect = isinstance(root, gast.Name) and self._is_local(root.id) \
             and isinstance(func, gast.Attribute) and func.value is root \
-            and self._built_here(root.id)
+            and (self._built_here(root.id) or self._given_object_method(root.id, func.attr))
         if method_effect:
             flow = (f"the differentiated value {tracked[0]} goes into {what}, whose result is "
                     "dropped: a method acting on its object (bound.setup()), which a source "
@@ -2898,6 +2943,7 @@ class Normaliser(ContainerMixin):
             built = user_objects.held_call(node, self.held, self.current)  # m(x), m.apply(x)
         if built is not None:       # C(a)(x), C(a).m(x): the object as its fields
             return self.call(built)
+        self._check_method_storing(node, func)
         if isinstance(func, gast.Attribute):
             base = self.operand(func.value)
             method = objects.method_call(self.out, node, base.name) \

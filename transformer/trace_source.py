@@ -198,6 +198,13 @@ class _Recording:
             return self.source(idx)
         return self.source(idx)
 
+    def check(self, test, why):
+        """A line `assert test, why` (a static fact the trace relied on), written once."""
+        line = f"assert {test}, {why!r}"
+        if line not in self.lines:
+            self.lines.append(line)
+            self.where.append(_user_position())
+
     def refuse(self, what, fix=None):
         """Raise: the trace cannot record `what`; `fix`: what to write instead (else: how a
         Python choice on a traced value is written)."""
@@ -266,11 +273,12 @@ class _Value:
     object.__setattr__) is refused, never kept on the recorder where no generated line reads
     it back (the derivative through it would be lost: zero)."""
     __array_priority__ = 1000       # NumPy defers to our reflected operators
-    __slots__ = ("_rec", "name", "_static", "__weakref__")
+    __slots__ = ("_rec", "name", "_static", "_shape", "__weakref__")
 
     def __init__(self, rec, name):
         object.__setattr__(self, "_rec", rec)
         object.__setattr__(self, "name", name)
+        object.__setattr__(self, "_shape", None)    # (known: a per-call trace's argument)
 
     def __setattr__(self, attr, value):
         self._rec.refuse(f"sets the attribute {attr} of a traced value (a result it recorded, "
@@ -317,7 +325,10 @@ class _Value:
         if attr in ("T", "mT", "real", "imag"):
             return self._rec.emit(f"{self.name}_{attr}", f"{self._expr}.{attr}")
         if attr in ("shape", "ndim", "size", "dtype"):       # static: written in place
-            return _Static(self._rec, f"{self._expr}.{attr}", f"{self.name}_{attr}")
+            shape = self._shape         # (known: asserted where it is used)
+            known = None if shape is None else shape if attr == "shape" else len(shape) \
+                if attr == "ndim" else math.prod(shape) if attr == "size" else None
+            return _Static(self._rec, f"{self._expr}.{attr}", f"{self.name}_{attr}", known)
         return _Named(self._rec, f"{self._expr}.{attr}", attr)
 
     def __bool__(self):
@@ -337,7 +348,15 @@ class _Value:
         self._rec.refuse("converts a traced value to a Python int")
 
     def __iter__(self):
-        self._rec.refuse("iterates over a traced value")
+        shape = self._shape
+        if not shape:
+            self._rec.refuse("iterates over a traced value")
+        # (an argument of a per-call trace, its shape read from the call's array: unrolled,
+        # and checked where the trace runs, so that a length read from a batched array (vmap's)
+        # or another call's raises there, never unrolls a wrong count)
+        self._rec.check(f"{self._expr}.shape[0] == {shape[0]}", f"secant unrolled the loop "
+                        f"over {self._expr} to its length {shape[0]} in this call")
+        return iter([self[i] for i in range(shape[0])])
 
     def __array__(self, *args, **kwargs):
         self._rec.refuse("passes a traced value to a function secant cannot record "
@@ -359,17 +378,29 @@ _make_binops()
 class _Static(_Value):
     """A static query of a traced value (`x.shape[0]`), written in place where it is used."""
 
-    def __init__(self, rec, expr, hint):
+    def __init__(self, rec, expr, hint, known=None):
         super().__init__(rec, hint)
         object.__setattr__(self, "_static", expr)
+        object.__setattr__(self, "_known", known)   # its value in this call's arguments
 
     @property
     def _expr(self):
         return self._static
 
     def __getitem__(self, idx):
+        known = self._known[idx] if isinstance(self._known, tuple) and isinstance(
+            idx, (int, slice)) else None
         return _Static(self._rec, f"{self._static}[{self._rec.index_source(idx)}]",
-                       f"{self.name}_item")
+                       f"{self.name}_item", known)
+
+    def __index__(self):
+        if type(self._known) is not int:        # (a range bound of x.shape[0] in a per-call
+            return super().__index__()          # trace: that call's, asserted where it runs)
+        self._rec.check(f"{self._static} == {self._known}", f"secant traced {self._static} "
+                        f"as {self._known} in this call")
+        return self._known
+
+    __int__ = __index__
 
 
 class _Len:
@@ -378,7 +409,9 @@ class _Len:
 
     def __call__(self, obj):
         if isinstance(obj, _Value) and not isinstance(obj, _Static):
-            return _Static(obj._rec, f"len({obj._expr})", f"len_{obj.name}")
+            shape = obj._shape
+            return _Static(obj._rec, f"len({obj._expr})", f"len_{obj.name}",
+                           shape[0] if shape else None)
         return len(obj)
 
 
@@ -604,7 +637,12 @@ def _argument(rec, value, name, expr, follow, active=True):
     jit is refused: read as itself, its arrays would be constants of the trace (a lost
     derivative)."""
     if _is_array_leaf(value):
-        return _Value(rec, expr) if expr == name else rec.emit(name, expr)
+        out = _Value(rec, expr) if expr == name else rec.emit(name, expr)
+        shape = getattr(value, "shape", None)
+        if isinstance(shape, tuple) and all(type(n) is int for n in shape) \
+                and (not shape or shape[0] <= 256):
+            object.__setattr__(out, "_shape", shape)     # (`for row in xs`: unrolled)
+        return out
     if (type(value) in (list, tuple) or isinstance(value, tuple) and hasattr(value, "_fields")) \
             and len(value) <= 256 and _holds_arrays(value):
         items = [_argument(rec, v, f"{name}_{i}", f"{expr}[{i}]", follow, active)
@@ -1176,6 +1214,7 @@ def retraced(fn, why, arguments=None, active=()):
     # (one traced for a call's arguments is traced again by its dispatcher at each call,
     # secant/transforms.py _per_call: what was generated from it stands while it is the same)
     gen.__secant_guards__ = (SameTrace(fn, why, gen),) if arguments is None else ()
+    gen.__secant_reads_lengths__ = any(ln.startswith("assert ") for ln in rec.lines)
     kept[key] = (gen, (free, user_cells))       # (ids in the key stay those objects' own)
     while len(kept) > _RETRACED_KEPT:
         kept.popitem(last=False)

@@ -986,3 +986,68 @@ def _unshadowed(params, taken):
         taken.add(p)
         names.append(p)
     return names
+
+
+MUTATORS = frozenset(("append", "extend", "insert", "pop", "remove", "clear", "update",
+                       "setdefault", "popitem", "add", "discard"))
+
+
+def stores_into_self(cls, name):
+    """Whether the method `name` of the user class `cls` changes a list, dict or set its object
+    holds (`self.tape.append(node)`, `self.vars[k] = v`, `self.items.pop()`), read from its
+    source, or hands its object to a user class or function that does (`return Var(v, self)`,
+    Var.__init__ appending to `tape.nodes`): a call of it hands what it is given on through its
+    object, which a source transform cannot follow (the caller is traced instead)."""
+    fn = getattr(cls, name, None) if isinstance(cls, type) else None
+    return _stores_into(fn, 0, 3)
+
+
+_stores = {}     # (code, position, depth) -> (fn, _stores_into's answer)
+
+
+def _stores_into(fn, position, depth):
+    """Whether the user function `fn` changes a container held by its parameter at `position`
+    (or passes that parameter on to one that does, `depth` calls deep)."""
+    if isinstance(fn, type):
+        fn, position = getattr(fn, "__init__", None), position + 1
+    if depth <= 0 or not inspect.isfunction(fn) or (fn.__module__ or "").split(".")[0] in (
+            "secant", "numpy", "builtins"):
+        return False
+    key = (fn.__code__, position, depth)
+    hit = _stores.get(key)
+    if hit is None or hit[0] is not fn:     # (another function of the same code: its globals)
+        if len(_stores) > 4096:
+            _stores.clear()
+        hit = _stores[key] = (fn, _reads_stores_into(fn, position, depth))
+    return hit[1]
+
+
+def _reads_stores_into(fn, position, depth):
+    try:
+        node = function_source(fn).node
+    except SourceError:
+        return False
+    params = node.args.posonlyargs + node.args.args
+    if position >= len(params):
+        return False
+    me = params[position].id
+
+    def on_me(n):     # me.field (or me.field[k]...)
+        while isinstance(n, gast.Subscript):
+            n = n.value
+        return isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) \
+            and n.value.id == me
+    for n in gast.walk(node):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) \
+                and n.func.attr in MUTATORS and on_me(n.func.value):
+            return True
+        if isinstance(n, (gast.Assign, gast.AugAssign)) and any(
+                isinstance(t, gast.Subscript) and on_me(t.value)
+                for t in (n.targets if isinstance(n, gast.Assign) else [n.target])):
+            return True
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Name):
+            at = [i for i, a in enumerate(n.args) if isinstance(a, gast.Name) and a.id == me]
+            callee = fn.__globals__.get(n.func.id)
+            if at and _stores_into(callee, at[0], depth - 1):
+                return True
+    return False
