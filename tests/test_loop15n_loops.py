@@ -45,6 +45,12 @@ PROGRAMS = {
               "    v1 = snp.sin(w * v1) + c", "v1 = v1 * w * c"],
     "dict_items": ["d = {'a': v0, 'b': snp.cos(v0)}", "v1 = v0", "for k, p in d.items():",
                    "    v1 = v1 + p * snp.sin(v1)", "v1 = v1 * p"],
+    "after_a_continue": [ROWS, "v1 = v0", "for k, w in enumerate(ws):", "    if k == 1:",
+                         "        continue", "    v1 = snp.sin(w * v1)", "v1 = v1 * w"],
+    "read_under_an_if": [ROWS, "v1 = v0", "for w in ws:", "    if FLAG:",
+                         "        v1 = snp.sin(w * v1)", "    else:",
+                         "        v1 = snp.cos(w * v1)", "if not FLAG:", "    v1 = v1 * w"],
+    "in_a_helper": [ROWS, "v1 = _last(ws, v0)"],
     # the kinds already carried
     "range_index": ["v1 = v0", "for i in range(3):", "    v1 = snp.sin(v1) * (i + 1)",
                     "v1 = v1 * i"],
@@ -61,6 +67,9 @@ PROGRAMS = {
                                    "    k = k + 1", "v1 = v1 * u"],
 }
 
+_LAST = "def _last(ws, x):\n    for w in ws:\n        x = snp.sin(w * x)\n    return x * w\n\n\n" \
+    "def f(v0):"
+
 # innermost first: jacfwd(jacrev f) is the hessian; grad(grad f) on a scalar input
 CHAINS = (["grad"], ["jacrev"], ["jacrev", "jacfwd"], ["grad", "jit"], ["grad", "vmap"],
           ["jacfwd", "jacrev"], ["vmap"], ["jit"])
@@ -68,7 +77,7 @@ CHAINS = (["grad"], ["jacrev"], ["jacrev", "jacfwd"], ["grad", "jit"], ["grad", 
 
 @pytest.mark.parametrize("case", list(PROGRAMS))
 def test_a_name_each_iteration_binds_read_after_the_loop(x64, case):
-    source = _program(PROGRAMS[case])
+    source = _program(PROGRAMS[case]).replace("def f(v0):", _LAST)
     for names in CHAINS:
         check_chain(source, (3,), names)
     check_chain(source, (), ["grad", "grad"])
