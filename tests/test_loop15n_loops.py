@@ -47,6 +47,9 @@ PROGRAMS = {
                    "    v1 = v1 + p * snp.sin(v1)", "v1 = v1 * p"],
     "after_a_continue": [ROWS, "v1 = v0", "for k, w in enumerate(ws):", "    if k == 1:",
                          "        continue", "    v1 = snp.sin(w * v1)", "v1 = v1 * w"],
+    "after_a_break": [ROWS, "v1 = v0", "for k, w in enumerate(ws):",     # (refused before)
+                      "    v1 = snp.sin(w * v1)", "    if k == 1:", "        break",
+                      "v1 = v1 * w * k"],
     "read_under_an_if": [ROWS, "v1 = v0", "for w in ws:", "    if FLAG:",
                          "        v1 = snp.sin(w * v1)", "    else:",
                          "        v1 = snp.cos(w * v1)", "if not FLAG:", "    v1 = v1 * w"],
