@@ -1910,9 +1910,11 @@ def arrays_read(stmts):
 
 
 def _refuse_read_after_loop(s, assigned, bars):
-    """A name each iteration assigns afresh (not carried: `for g in fs: v = g(v)`) whose value
-    after the loop is differentiated: its cotangent is the last iteration's only, but the
-    reverse loop would add it to every iteration's (a wrong gradient): refused."""
+    """A name each iteration assigns afresh and the loop does not carry whose value after the
+    loop is differentiated: its cotangent is the last iteration's only, but the reverse loop
+    would add it to every iteration's (a wrong gradient): refused. (A guard: the transformer
+    carries every such name read after the loop, the loop variable of `for g in fs` too,
+    normalize._loop.)"""
     late = sorted(v for v in assigned if v in bars)
     if late:
         o = s.origin

@@ -131,6 +131,7 @@ CPU_SECONDS = {
     "test_others2_second_order.py": 20, "test_vmap_index_parts.py": 19,
     "test_others8_rl_attention.py": 17, "test_others9_models.py": 17, "test_pmap.py": 16,
     "test_linalg15c_schur.py": 17, "test_linalg15c_more.py": 16,
+    "test_loop15n_loops.py": 20,
     "test_gaps15d_idioms.py": 36, "test_gaps15d_objects.py": 10,
     "test_objects15e_sweep.py": 45, "test_objects15e_computed.py": 10,
     "test_objects15e_closures.py": 3,

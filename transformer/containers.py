@@ -1631,6 +1631,7 @@ class ContainerMixin:
                 inner = [gast.If(test=cond, body=inner, orelse=[])]
             inner = [gast.For(target=gen.target, iter=gen.iter, body=inner, orelse=[],
                               type_comment=None)]
+            inner[0].secant_scoped = True   # (its variables are the comprehension's own)
         loop = inner[0]
         _set_location([loop], node)
         scoped = {n.id for gen in node.generators for n in _walk(gen.target)

@@ -1732,11 +1732,13 @@ class _Desugarer:
         if has_break and isinstance(s, gast.For):
             targets = {m.id for m in _walk(s.target) if isinstance(m, gast.Name)}
             after = self._read_after(s)
-            if targets & after:
+            if targets & after and self._first_item(s.iter) is None:
                 raise self.error(s, f"{sorted(targets & after)[0]} is read after a loop that "
                                  "breaks: secant runs the remaining iterations as no-ops, so "
                                  "the loop variable would not be the one the break left; copy "
                                  "it into another variable before break")
+            if targets & after:     # the iterations the flag skips keep the one break left
+                s.secant_before = self.stable_loop_target(s, *self._first_item(s.iter))
         flags = {gast.Continue: self.names.fresh("iterating")}
         if has_break:
             flags[gast.Break] = self.names.fresh("looping")
@@ -1765,16 +1767,17 @@ class _Desugarer:
         else:
             guard = _at(s, gast.If(test=_name(broke), body=body, orelse=[]))
             s.body = [gast.copy_location(guard, s)]
+        before = getattr(s, "secant_before", [])
         if orelse:          # `else:` runs when the loop ended without a break
-            return [init, s, gast.copy_location(_at(s, gast.If(test=_name(broke), body=orelse,
+            return before + [init, s, gast.copy_location(_at(s, gast.If(test=_name(broke), body=orelse,
                                                                 orelse=[])), orelse[0])]
         if returned is None:
-            return [init, s]
+            return before + [init, s]
         # the loop returned when it stopped early: the return happens after it (the rest of
         # the function moves into the branch where it ran to the end)
         ret = gast.copy_location(gast.Return(value=returned), returned)
         after = _at(returned, gast.If(test=_name(broke), body=[], orelse=[ret]))
-        return getattr(s, "secant_before", []) + [init, s, gast.copy_location(after, returned)]
+        return before + [init, s, gast.copy_location(after, returned)]
 
     def return_from_loop(self, s):
         """`return v` inside a loop -> `break` (the value is returned after the loop: every

@@ -1755,6 +1755,7 @@ class Normaliser(ContainerMixin):
                                            op=gast.Add(), right=term), type_comment=None)
         loop = gast.For(target=gen.target, iter=gen.iter, body=pre + [add], orelse=[],
                         type_comment=None)
+        loop.secant_scoped = True       # (its variables are the comprehension's own)
         for n in (add, add.targets[0], add.value, add.value.left, loop):
             gast.copy_location(n, node)
             n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
@@ -1836,6 +1837,15 @@ class Normaliser(ContainerMixin):
         read_first = _first_reads(body, stored & (set(self.current) | own))
         assigned = sorted(n for n in stored if n in read_first
                           or (n in self.current and n in tested) or n in used_after)
+        # the names `unpack` binds from each item (`for w in ws`, `for g in fs` over a list or
+        # the rows of an array) and read after the loop: the last iteration's, carried as
+        # the body's are (the reverse pass then gives their cotangent after the loop to the
+        # last iteration alone, not to every iteration's, ad/reverse.py reverse_for); not a
+        # comprehension's (a later read of the name is of another variable)
+        if unpack is not None and isinstance(stmt, gast.For) and \
+                not getattr(stmt, "secant_scoped", False):
+            assigned = sorted(set(assigned) | used_after & (
+                {n.id for n in walk(stmt.target) if isinstance(n, gast.Name)} - {target_id}))
         before = dict(self.current)
         tracked_before = set(self.tracked)
         taken_before = set(self.names.taken)
