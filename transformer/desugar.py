@@ -1769,8 +1769,8 @@ class _Desugarer:
             s.body = [gast.copy_location(guard, s)]
         before = getattr(s, "secant_before", [])
         if orelse:          # `else:` runs when the loop ended without a break
-            return before + [init, s, gast.copy_location(_at(s, gast.If(test=_name(broke), body=orelse,
-                                                                orelse=[])), orelse[0])]
+            ran_out = _at(s, gast.If(test=_name(broke), body=orelse, orelse=[]))
+            return before + [init, s, gast.copy_location(ran_out, orelse[0])]
         if returned is None:
             return before + [init, s]
         # the loop returned when it stopped early: the return happens after it (the rest of
