@@ -856,11 +856,6 @@ class BatchBuilder(Walker):
             self.block(s.body)
             grow = {loop for loop, last in s.carried if loop not in with_b
                     and (last in self.batched or loop in self.batched)}
-            # a name the body assigns once (not carried: `for g in fs: v = g(v)`) holds its
-            # last iteration's value after the loop, batched if the body made it so (as one
-            # bound unbatched before the loop, broadcast there: the loop may run no iteration)
-            assigned = {n for n in defined_in(s.body) if n in self.batched} - before
-            grow |= {n for n in assigned if n in bound and n not in with_b}
             if grow:
                 with_b |= grow
                 self.indent -= 1
@@ -872,7 +867,7 @@ class BatchBuilder(Walker):
                     self.emit(f"{loop} = broadcast_batch({loop}, {self.size})")
             self.indent -= 1
             break
-        self.batched = before | with_b | assigned
+        self.batched = before | with_b
         self.unbatched -= self.batched
         self.last_comment = None
 
