@@ -773,12 +773,13 @@ class Normaliser(ContainerMixin):
         (`rec.push(v)` in a helper given `rec`): a parameter without a default (a default list
         outlives the call), the method not a list's, dict's or set's (`acc.append(x)`: stored
         where a trace would leave its recording values)."""
+        from secant.transformer.functionalize import _MUTATING_METHODS
         a = self.node.args
         plain = a.posonlyargs + a.args
         defaulted = {p.id for p in plain[len(plain) - len(a.defaults):]} if a.defaults else set()
         defaulted |= {p.id for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None}
         return name in self._parameter_names() and name not in defaulted \
-            and attr not in user_objects.MUTATORS
+            and attr not in _MUTATING_METHODS
 
     def _check_method_storing(self, node, func):
         """`tape.record(Var(x))` of a local `tape = Tape()` whose method stores what it is given

@@ -988,10 +988,6 @@ def _unshadowed(params, taken):
     return names
 
 
-MUTATORS = frozenset(("append", "extend", "insert", "pop", "remove", "clear", "update",
-                       "setdefault", "popitem", "add", "discard"))
-
-
 def stores_into_self(cls, name):
     """Whether the method `name` of the user class `cls` changes a list, dict or set its object
     holds (`self.tape.append(node)`, `self.vars[k] = v`, `self.items.pop()`), read from its
@@ -1031,20 +1027,10 @@ def _reads_stores_into(fn, position, depth):
     if position >= len(params):
         return False
     me = params[position].id
-
-    def on_me(n):     # me.field (or me.field[k]...)
-        while isinstance(n, gast.Subscript):
-            n = n.value
-        return isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) \
-            and n.value.id == me
+    from secant.transformer.nonlocals import changed_in_place
+    if any(root.id == me for root in changed_in_place(gast.walk(node), fields=False)):
+        return True         # (me.tape.append(v), me.vars[k] = v: a container it holds)
     for n in gast.walk(node):
-        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) \
-                and n.func.attr in MUTATORS and on_me(n.func.value):
-            return True
-        if isinstance(n, (gast.Assign, gast.AugAssign)) and any(
-                isinstance(t, gast.Subscript) and on_me(t.value)
-                for t in (n.targets if isinstance(n, gast.Assign) else [n.target])):
-            return True
         if isinstance(n, gast.Call) and isinstance(n.func, gast.Name):
             at = [i for i, a in enumerate(n.args) if isinstance(a, gast.Name) and a.id == me]
             callee = fn.__globals__.get(n.func.id)
