@@ -79,12 +79,20 @@ class ForwardBuilder(Walker):
             if operand.kind == "dict":      # grad_of_fields' fields: a missing one is zeros
                 return "{" + ", ".join(f"{k}: {t}" for k, t in zip(operand.keys, items)
                                        if t is not None) + "}"
-            inner = ", ".join(t if t is not None else zeros(i)
-                              for t, i in zip(items, operand.items))
-            if operand.kind == "tuple":
-                return f"({inner},)" if len(items) == 1 else f"({inner})"
-            return f"[{inner}]"
+            return _seq_src(operand, [t if t is not None else zeros(i)
+                                      for t, i in zip(items, operand.items)])
         return None
+
+    def full_tangent(self, operand):
+        """tangent, with zeros for every item without one at every level, dict items too: a
+        cond's operand or a loop's carry, whose callee's jvp reads each item's tangent."""
+        if not isinstance(operand, ir.Seq):
+            return self.tangent(operand)
+        items = [self.full_tangent(i) for i in operand.items]
+        if all(t is None for t in items):
+            return None
+        return _seq_src(operand, [t if t is not None else zeros(i)
+                                  for t, i in zip(items, operand.items)])
 
     # --- statements ---------------------------------------------------------------------------
     def plain(self, s):
@@ -454,7 +462,8 @@ class ForwardBuilder(Walker):
         if not positions:
             return False
         jvps = [self.jvp_of_callee(fn, tuple(positions), "jvp") for fn in op.callee]
-        call_args_ = ", ".join([src(a) for a in args] + [self.tangent(args[p]) for p in positions])
+        call_args_ = ", ".join([src(a) for a in args] +
+                               [self.full_tangent(args[p]) for p in positions])
         if op.op == "cond":
             call = f"lax.cond({op.statics['pred']}, {jvps[0]}, {jvps[1]}, {call_args_})"
         else:
@@ -473,7 +482,7 @@ class ForwardBuilder(Walker):
         return extra, [first + j for j in active], [self.tangent(closed[j]) for j in active]
 
     def _carry_pair(self, init):
-        t = self.tangent(init)
+        t = self.full_tangent(init)
         return f"({src(init)}, {t if t is not None else zeros(init)})"
 
     def cf_fori_loop(self, op):
@@ -508,7 +517,7 @@ class ForwardBuilder(Walker):
     def cf_scan(self, op):
         init, xs = op.operands["init"], op.operands["xs"]
         extra, closed_pos, closed_dots = self._loop_parts(op, 2)
-        xs_dot = self.tangent(xs)
+        xs_dot = self.full_tangent(xs)
         if self.tangent(init) is None and xs_dot is None and not closed_pos:
             return False
         positions = [0] + ([1] if xs_dot is not None else []) + closed_pos
@@ -536,7 +545,7 @@ class ForwardBuilder(Walker):
     def cf_map(self, op):
         xs = op.operands["xs"]
         extra, closed_pos, closed_dots = self._loop_parts(op, 1)
-        xs_dot = self.tangent(xs)
+        xs_dot = self.full_tangent(xs)
         if xs_dot is None and not closed_pos:
             return False
         body = self.jvp_of_callee(op.callee[0],
@@ -563,11 +572,20 @@ def _tangent_params(gen, n):
 
 
 def zeros(operand):
-    """Source of a zero tangent shaped like `operand`."""
+    """Source of a zero tangent shaped like `operand` (a dict or list literal's of its kind)."""
     if isinstance(operand, ir.Seq):
-        inner = ", ".join(zeros(i) for i in operand.items)
-        return f"({inner},)" if len(operand.items) == 1 else f"({inner})"
+        return _seq_src(operand, [zeros(i) for i in operand.items])
     return f"zeros_like_tree({src(operand)})"
+
+
+def _seq_src(operand, items):
+    """A tuple, list or dict literal of operand's kind and keys, of the item sources `items`."""
+    if operand.kind == "dict":
+        return "{" + ", ".join(f"{k}: {t}" for k, t in zip(operand.keys, items)) + "}"
+    inner = ", ".join(items)
+    if operand.kind == "tuple":
+        return f"({inner},)" if len(items) == 1 else f"({inner})"
+    return f"[{inner}]"
 
 
 def _output(b, value):

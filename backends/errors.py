@@ -34,6 +34,11 @@ class SecantValueError(SecantError, ValueError):
     """A value out of range or inconsistent with another argument."""
 
 
+class UnboundAxisNameError(SecantValueError, NameError):
+    """A collective (psum, pmean, axis_index) names an axis no enclosing vmap or pmap binds:
+    JAX raises NameError ("unbound axis name"); a ValueError too, as secant raised before."""
+
+
 class ShapeError(SecantTypeError, SecantValueError):
     """Arrays whose shapes do not fit together (broadcasting, concatenate, reshape, contraction).
     JAX raises TypeError from lax's shape rules and ValueError from jax.numpy's own checks (even

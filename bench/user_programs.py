@@ -17,6 +17,9 @@ each failure with the first line of its error.
     .venv/bin/python bench/user_programs.py --fifth    # the fifth battery (how people write:
                                 # PyTorch habits, optax-like, flax-like, scipy-style, Python
                                 # idioms), then its bad inputs
+    .venv/bin/python bench/user_programs.py --sixth    # the sixth battery (the JAX API as
+                                # users combine it: lax control flow, custom rules, transforms
+                                # inside, vmap's arguments, random, tree_util), then its bad inputs
 
 In the table: `.` passed, `W` a silently WRONG value (the worst defect), `E` an error from
 secant's internals (KeyError, AttributeError, TypeError, ...), `R` a clear SecantError refusal,
@@ -34,13 +37,14 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests")
 
 import secant  # noqa: E402
 from corpus import harness  # noqa: E402
-from user_programs import ALL, FIFTH, FOURTH, SECOND, THIRD, checks  # noqa: E402
+from user_programs import ALL, FIFTH, FOURTH, SECOND, SIXTH, THIRD, checks  # noqa: E402
 
 
 def _refusals():
-    """(program, transform) pairs JAX refuses: checks.JAX_REFUSES and the fifth battery's"""
-    from user_programs import habits
-    return {**checks.JAX_REFUSES, **habits.JAX_REFUSES}
+    """(program, transform) pairs JAX refuses: checks.JAX_REFUSES and the fifth and sixth
+    batteries'"""
+    from user_programs import api_surface, habits
+    return {**checks.JAX_REFUSES, **habits.JAX_REFUSES, **api_surface.JAX_REFUSES}
 
 
 JAX_REFUSES = _refusals()
@@ -68,13 +72,14 @@ def main():
     parser.add_argument("--third", action="store_true", help="the third battery (explore15j)")
     parser.add_argument("--fourth", action="store_true", help="the fourth battery (explore15k)")
     parser.add_argument("--fifth", action="store_true", help="the fifth battery (explore15l)")
+    parser.add_argument("--sixth", action="store_true", help="the sixth battery (explore15o)")
     opts = parser.parse_args()
     secant.config.update("enable_x64", True)
-    later = opts.second or opts.third or opts.fourth or opts.fifth
+    later = opts.second or opts.third or opts.fourth or opts.fifth or opts.sixth
     transforms = checks.SECOND_TRANSFORMS if later else checks.TRANSFORMS
     names = list(transforms)
-    battery = (FIFTH if opts.fifth else FOURTH if opts.fourth else THIRD if opts.third
-               else SECOND if opts.second else ALL)
+    battery = (SIXTH if opts.sixth else FIFTH if opts.fifth else FOURTH if opts.fourth
+               else THIRD if opts.third else SECOND if opts.second else ALL)
     cases = [c for c in battery if opts.k in c.name
              and c.fn.__module__.endswith("." + opts.theme if opts.theme else "")]
     width = max(len(c.name) for c in cases)
@@ -98,7 +103,9 @@ def main():
                 failures.append((case.name, name, letter, why))
         print(case.name.ljust(width), " ".join(r.ljust(col) for r in row), flush=True)
     if later and not opts.k and not opts.theme:      # the bad inputs a user gives them
-        if opts.fifth:
+        if opts.sixth:
+            from user_programs import bad_inputs_sixth as bad_inputs
+        elif opts.fifth:
             from user_programs import bad_inputs_fifth as bad_inputs
         elif opts.fourth:
             from user_programs import bad_inputs_fourth as bad_inputs

@@ -343,11 +343,13 @@ def _leafwise(fun, in_axes, out_axes, axis_name, axis_size, names):
     return load_generated(outer_src, outer_name, {}, {mapped_name: mapped})
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
     """A function mapping `fun` over an axis of its arguments (JAX's vmap): in_axes says which
     axis of each argument (an int, None for an unmapped argument, or a pytree like the
     arguments), out_axes where the mapped axis goes in the outputs; keyword arguments are mapped
-    over axis 0. The batched function is generated source: `secant.source(vmap(f))`."""
+    over axis 0. The batched function is generated source: `secant.source(vmap(f))`.
+    spmd_axis_name (mesh axes the mapped axis is sharded over, in JAX) changes no value on one
+    device: it is checked and otherwise ignored; it binds no name for collectives, as in JAX."""
     from secant.codegen.display import show_source
     from secant.custom import custom_vmap
     from secant.transformer.properties import reads_computed
@@ -360,6 +362,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     _check_axes_spec(in_axes, out_axes)
     if not callable(fun):
         raise SecantTypeError(f"vmap expects a callable, got {fun!r}{where()}")
+    if spmd_axis_name is not None and not (isinstance(spmd_axis_name, str) or isinstance(
+            spmd_axis_name, tuple) and all(isinstance(n, str) for n in spmd_axis_name)):
+        raise SecantTypeError("vmap's spmd_axis_name must be a mesh axis name or a tuple of "
+                              f"them, got {spmd_axis_name!r}{where()}")
     base = _op_function(fun)
     params = _positional_params(_unwrap(base)) or []
     op_caller = base is not _unwrap(fun)    # a library op's (or a callable's) calling function

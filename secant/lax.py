@@ -478,8 +478,8 @@ from secant.lax_control_flow import cond, fori_loop, map, scan, switch, while_lo
 # the collective primitives (one StableHLO collective between the replicas); anywhere else the
 # axis name is unbound.
 def _unbound(fn_name, axis_name):
-    from secant.backends.errors import SecantValueError, where
-    raise SecantValueError(f"unbound axis name: {axis_name!r}: lax.{fn_name} reduces over a "
+    from secant.backends.errors import UnboundAxisNameError, where
+    raise UnboundAxisNameError(f"unbound axis name: {axis_name!r}: lax.{fn_name} reduces over a "
                            "mapped axis, so it must run inside secant.vmap(f, axis_name="
                            f"{axis_name!r}) or secant.pmap(f, axis_name={axis_name!r}){where()}")
 

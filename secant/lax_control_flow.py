@@ -116,6 +116,26 @@ def _called_by_user():
     return not f.f_code.co_filename.startswith("<secant")
 
 
+def _users_branches(branches):
+    """Whether a cond/switch that generated code calls is the user's own lax call copied into
+    it (a derivative's primal pass), which JAX would check as the user's: its frame comes from a
+    user line that calls cond/switch and names every branch (a lambda or a name written there).
+    A derivative's branches (`yes_vjp`) and a Python if's (`y_if_true`) are not named there."""
+    import linecache
+    import re
+    from secant.backends.errors import origin
+    f = sys._getframe(2)
+    user_file, user_line = origin(f.f_code.co_filename, f.f_lineno)
+    if user_file == f.f_code.co_filename:
+        return False
+    text = linecache.getline(user_file, user_line)
+    if "cond(" not in text and "switch(" not in text:
+        return False
+    names = [getattr(b, "__name__", "") for b in branches]
+    return all(n == "<lambda>" or n.isidentifier() and re.search(rf"\b{n}\b", text)
+               for n in names)
+
+
 def _abstract(x):
     if isinstance(x, (np.ndarray, np.generic, int, float, complex)) and not isinstance(x, bool) \
             or hasattr(x, "dtype") and hasattr(x, "shape"):
@@ -182,7 +202,7 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
         return control_flow.cond(pred._trace, pred, (true_fun, false_fun), operands)
     taken = builtins.bool(pred)
     out = true_fun(*operands) if taken else false_fun(*operands)
-    if _called_by_user():
+    if _called_by_user() or _users_branches((true_fun, false_fun)):
         _branches_agree(out, int(taken), (false_fun, true_fun), operands,
                         ("false_fun", "true_fun"))
     return out
@@ -209,7 +229,7 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
         return control_flow.cond(index._trace, index, branches, operands)
     taken = builtins.min(builtins.max(int(index), 0), len(branches) - 1)
     out = branches[taken](*operands)
-    if _called_by_user():
+    if _called_by_user() or _users_branches(branches):
         _branches_agree(out, taken, branches, operands,
                         [f"branch {k}" for k in range(len(branches))])
     return out

@@ -370,8 +370,8 @@ class _Writer:
         cbs, gs = self._closed_names("bars"), self._closed_names("g")
         # the step's own names, fresh: the values it closes over (init_val, the closed values,
         # the step count) keep theirs; init_val is read once, before the loop
-        start, bars, j, carry_bar, carry, carry_g, took, done = (self.fresh(h) for h in (
-            "init", "bars", "j", "carry_bar", "carry", "carry_g", "took", "done"))
+        start, bars, j, carry_bar, carry, carry_g, took, done, s = (self.fresh(h) for h in (
+            "init", "bars", "j", "carry_bar", "carry", "carry_g", "took", "done", "s"))
         args = ", ".join([carry_bar, carry] + self.closed + self.consts)
         n = b["saved"]
         lines = [f"{start} = {b['init_val']}",
@@ -379,8 +379,8 @@ class _Writer:
                  f"    {bars}, {j} = state",
                  f"    {', '.join([carry_bar] + cbs)} = {bars}" if k else
                  f"    {carry_bar} = {bars}",
-                 f"    {carry}, {done} = lax.while_loop(lambda s: s[1] < {n} - 1 - {j}, "
-                 f"lambda s: ({body}(s[0]), s[1] + 1), ({start}, 0))",
+                 f"    {carry}, {done} = lax.while_loop(lambda {s}: {s}[1] < {n} - 1 - {j}, "
+                 f"lambda {s}: ({body}({s}[0]), {s}[1] + 1), ({start}, 0))",
                  f"    {', '.join([carry_g] + gs)} = {vjp}({args})"]
         if active:      # vmapped per example: the examples that had stopped pass this step
             lines += [f"    {took} = {active[0]}({carry})",
@@ -399,7 +399,7 @@ class _Writer:
                         f"    {self._target()}, {done} = lax.scan({back}, {init}, {n}[0], "
                         "reverse=True)",
                         "else:",
-                        f"    {self._target()}, {done} = lax.while_loop(lambda s: s[1] < {n}, "
+                        f"    {self._target()}, {done} = lax.while_loop(lambda {s}: {s}[1] < {n}, "
                         f"{step}, ({init}, 0))"]
 
 

@@ -66,12 +66,20 @@ def _collect_fifth():
     return list(habits.CASES)
 
 
+def _collect_sixth():
+    """The sixth battery (explore15o): the JAX API itself as users combine it (lax control
+    flow, custom rules, transforms called inside, vmap's arguments, jax.random, tree_util)."""
+    from user_programs import api_surface
+    return list(api_surface.CASES)
+
+
 ALL = _collect()
 SECOND = _collect_second()
 THIRD = _collect_third()
 FOURTH = _collect_fourth()
 FIFTH = _collect_fifth()
-BY_NAME = {c.name: c for c in ALL + SECOND + THIRD + FOURTH + FIFTH}
-_names = [c.name for c in ALL + SECOND + THIRD + FOURTH + FIFTH]
+SIXTH = _collect_sixth()
+BY_NAME = {c.name: c for c in ALL + SECOND + THIRD + FOURTH + FIFTH + SIXTH}
+_names = [c.name for c in ALL + SECOND + THIRD + FOURTH + FIFTH + SIXTH]
 assert len(BY_NAME) == len(_names), \
     f"duplicate program names: {sorted({n for n in _names if _names.count(n) > 1})}"

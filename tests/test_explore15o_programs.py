@@ -1,0 +1,184 @@
+"""Issue 15, sixth battery (explore15o): the JAX API itself as users combine it, in
+tests/user_programs/api_surface.py: lax control flow (cond of pytree operands, switch of
+lambdas, while_loop and fori_loop with tuple and dict carries, scan reversed, of a length
+without xs, unrolled, over a dict carry, lax.map, associative_scan, cond in scan, fori in
+while), custom_jvp/custom_vjp (defjvps, nondiff_argnums, pytree arguments, closures,
+stop_gradient in a rule, in scan), transforms called inside a program (linearize,
+linear_transpose, vjp/jacfwd with has_aux, jvp of a pytree, value_and_grad with has_aux and
+argnums tuples, jacrev of a dict output, hessian of a dict, eval_shape, checkpoint with
+static_argnums and a policy, named_scope), vmap's arguments (in_axes dicts, negative axes,
+out_axes tuples, axis_size, vmap of vmap, a None leaf, axis_name with psum/pmean/axis_index,
+spmd_axis_name), jax.random in vmap and scan, jnp.vectorize/piecewise/select/where, tree_util
+(is_leaf, tree_reduce, structure/unflatten, Partial) and lax.reduce/dot_general/conv. Each
+runs through grad, hessian, grad∘grad, jit, jit∘grad, vmap, vmap∘grad, jvp and jacrev,
+checked against float64 central differences, a Python loop and the eager value
+(tests/user_programs/checks.py); and the bad inputs of tests/user_programs/bad_inputs_sixth.py.
+
+The default profile runs every program through one transform, rotating over the transforms;
+HYPOTHESIS_PROFILE=thorough runs every pair. `.venv/bin/python bench/user_programs.py --sixth`
+prints the whole table. Below: a named regression test for each fix the battery led to.
+"""
+from user_programs import SIXTH, api_surface, bad_inputs_sixth, checks
+
+PER_PROGRAM = 1
+
+_ALL = ("grad", "jit", "jit∘grad", "vmap", "vmap∘grad", "jvp", "grad∘grad", "jacrev", "hessian")
+_BUT_JIT = tuple(t for t in _ALL if t != "jit")
+_WHY = [      # (program, its failing transforms, why)
+    ("ft_linear_transpose", _ALL, "jax.linear_transpose inside a program: the transposed "
+     "function has no derivative or batching rule, and jit traces it to numpy (refused)"),
+    ("ft_vjp_has_aux", _BUT_JIT, "jax.vjp called inside a transformed program (here with "
+     "has_aux) has no derivative rule: refused"),
+    ("ft_jvp_pytree", _BUT_JIT, "jax.jvp of a nested def inside a transformed program: "
+     "'secant cannot see which function f is here' (refused)"),
+    ("ft_jacfwd_has_aux", ("vmap", "vmap∘grad", "jvp", "hessian"), "jacfwd(f, has_aux=True) "
+     "of a nested def inside a program is a dynamic call with no batching or jvp rule: refused"),
+    ("ft_jacfwd_has_aux", ("grad", "jit∘grad", "grad∘grad", "jacrev"), "jacfwd(f, "
+     "has_aux=True) of a nested def closing over x: the dynamic call's generated code names "
+     "its callee `fn`, which is unbound there (TypeError: 'object' object is not callable)"),
+    ("ft_eval_shape", _BUT_JIT, "jax.eval_shape inside a transformed program: no derivative "
+     "rule (refused); marking it a static query is wrong under vmap (it would see the batched "
+     "arguments' shapes)"),
+]
+# (program, transform) -> why it fails today; strict: a fix must remove its entry
+KNOWN_FAILURES = {(name, t): why for name, ts, why in _WHY for t in ts}
+KNOWN_BAD_INPUTS = {}
+
+
+test_program, test_bad_input = checks.battery(SIXTH, checks.SECOND_TRANSFORMS, PER_PROGRAM,
+                                              KNOWN_FAILURES, bad_inputs_sixth, KNOWN_BAD_INPUTS,
+                                              api_surface.JAX_REFUSES)
+
+
+def test_battery_size():
+    assert len(SIXTH) >= 50 and len(bad_inputs_sixth.CASES) >= 12
+
+
+# --- regression tests of what the battery found ---------------------------------------------------
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import secant  # noqa: E402
+import secant.numpy as jnp  # noqa: E402
+from secant import lax  # noqa: E402
+
+W = np.array([0.3, -0.2, 0.5])
+X = np.linspace(-1.0, 1.0, 15).reshape(5, 3)
+
+
+def _fd(f, x, h=1e-6):
+    out = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = h
+        out.flat[i] = (f(x + e) - f(x - e)) / (2 * h)
+    return out
+
+
+def _cond_pair_or_one(w):
+    return jnp.sum(lax.cond(jnp.sum(w) > 0, lambda a: (a, a), lambda a: a, w))
+
+
+def test_grad_of_a_cond_whose_branches_differ_in_structure_is_refused(x64):
+    """bad input cond_branches_of_different_structures: grad's generated code calls the user's
+    lax.cond with a concrete predicate and skipped JAX's check that every branch returns the
+    same structure, so grad of sum(cond(p, (a, a), a)) SILENTLY returned [2, 2, 2]; eager, jit
+    and vmap refused it (as JAX does). Now grad refuses too, naming the branches."""
+    for run in (_cond_pair_or_one, secant.grad(_cond_pair_or_one)):
+        with pytest.raises(TypeError, match="same structure"):
+            run(W)
+
+
+def _cond_same(w):
+    def yes(a):
+        return jnp.sin(a)
+    y = lax.cond(jnp.sum(w) > 0, yes, lambda a: a * 2, w)
+    return jnp.sum(y ** 2)
+
+
+def test_grad_of_a_well_formed_cond_is_not_refused(x64):
+    """the check above runs on the user's own cond only, not on its derivative's (yes_vjp)"""
+    for w in (W, -W):
+        want = _fd(lambda v: float(np.sum((np.sin(v) if v.sum() > 0 else v * 2) ** 2)), w)
+        np.testing.assert_allclose(secant.grad(_cond_same)(w), want, rtol=1e-6)
+
+
+def _fori_dict(w, x):
+    def body(i, c):
+        h = jnp.tanh(x @ c["w"])
+        return {"w": c["w"] - 0.1 * (x.T @ h), "loss": c["loss"] + jnp.sum(h ** 2)}
+    out = lax.fori_loop(0, 3, body, {"w": w, "loss": 0.0})
+    return out["loss"] + jnp.sum(out["w"])
+
+
+def _scan_dict(w, x):
+    def step(c, xt):
+        h = jnp.tanh(xt * c["w"] + c["b"])
+        return {"w": c["w"] * 0.9 + 0.1 * h, "b": c["b"] + jnp.mean(h)}, h
+    c, hs = lax.scan(step, {"w": w, "b": jnp.zeros(())}, x)
+    return jnp.sum(c["w"]) + c["b"] + jnp.sum(hs ** 2)
+
+
+def _cond_dict_operand(w, x):
+    def yes(ops):
+        a, d = ops
+        return jnp.sum(jnp.tanh(d["x"] @ a)) + d["s"]
+    return lax.cond(jnp.sum(w) > -9.0, yes, yes, (w, {"x": x, "s": jnp.sum(w ** 2)}))
+
+
+@pytest.mark.parametrize("f", [_fori_dict, _scan_dict, _cond_dict_operand])
+def test_jvp_and_hessian_of_a_dict_carry_with_an_item_that_becomes_differentiated(x64, f):
+    """cf_fori_dict_carry, cf_scan_dict_carry (jvp, hessian), cf_cond_pytree_operands
+    (hessian): a dict carry or operand whose item starts without a tangent ({"loss": 0.0},
+    x under hessian) had its tangent written {'w': w_dot} only, and the body's jvp read
+    c_dot['loss']: KeyError. A carry's and an operand's tangent now has every item (zeros)."""
+    v = np.array([1.0, -0.5, 0.25])
+    _, got = secant.jvp(lambda w: f(w, X), (W,), (v,))
+    want = float(_fd(lambda w: float(f(w, X)), W) @ v)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    hv = secant.hessian(lambda w: f(w, X))(W) @ v
+    want_hv = (np.asarray(secant.grad(f)(W + 1e-5 * v, X)) -
+               np.asarray(secant.grad(f)(W - 1e-5 * v, X))) / 2e-5
+    np.testing.assert_allclose(hv, want_hv, rtol=1e-5, atol=1e-7)
+
+
+def _newton_cube_root(w):
+    s = jnp.sum(w * w) + 0.5
+
+    def body(c):
+        t, k = c
+        return t - (t ** 3 + t - s) / (3 * t ** 2 + 1), k + 1
+    t, _ = lax.while_loop(lambda c: c[1] < 6, body, (jnp.ones(()), 0))
+    return t + jnp.sum(w)
+
+
+def test_second_order_of_a_while_loop_closing_over_a_name_s(x64):
+    """cf_while_convergence (grad∘grad, hessian): the reverse pass of a while loop recomputes
+    each step's carry in `lax.while_loop(lambda s: ..., lambda s: (body(s[0], <closed>), ...))`;
+    the lambda's own parameter `s` hid the user's `s` the body closes over, so body got the
+    (carry, count) pair for it. The lambda's parameter is now a fresh name."""
+    v = np.array([1.0, 0.5, -0.3])
+    gg = secant.grad(lambda w: jnp.sum(secant.grad(_newton_cube_root)(w) * v))(W)
+    want = (np.asarray(secant.grad(_newton_cube_root)(W + 1e-5 * v)) -
+            np.asarray(secant.grad(_newton_cube_root)(W - 1e-5 * v))) / 2e-5
+    np.testing.assert_allclose(gg, want, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(secant.hessian(_newton_cube_root)(W) @ v, want, rtol=1e-5,
+                               atol=1e-8)
+
+
+def test_vmap_takes_spmd_axis_name(x64):
+    """vm_spmd_axis_name: vmap(f, spmd_axis_name="data") (a sharding hint in JAX, no change of
+    value on one device) was refused by every transform ('unexpected keyword argument')."""
+    f = secant.vmap(lambda r: jnp.tanh(r @ W), spmd_axis_name="data")
+    np.testing.assert_allclose(f(X), np.tanh(X @ W), rtol=1e-12)
+    with pytest.raises(TypeError):
+        secant.vmap(jnp.sin, spmd_axis_name=3)
+
+
+def test_an_unbound_axis_name_is_a_name_error(x64):
+    """bad input psum_over_an_axis_no_vmap_binds: JAX raises NameError for a collective over
+    an axis name nothing binds; secant raised a ValueError (still one, for older callers)."""
+    with pytest.raises(NameError, match="unbound axis name"):
+        secant.vmap(lambda r: r / lax.psum(r, "batch"), axis_name="rows")(X)
+    with pytest.raises(ValueError):
+        secant.jit(lambda w: w * lax.axis_index("i"))(W)
