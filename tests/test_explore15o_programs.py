@@ -182,3 +182,62 @@ def test_an_unbound_axis_name_is_a_name_error(x64):
         secant.vmap(lambda r: r / lax.psum(r, "batch"), axis_name="rows")(X)
     with pytest.raises(ValueError):
         secant.jit(lambda w: w * lax.axis_index("i"))(W)
+
+
+# --- threads: the battery's programs from 4 threads at once -------------------------------------
+_THREADED = ("cf_cond_in_scan", "cf_scan_dict_carry", "cr_custom_jvp_defjvps",
+             "cr_custom_vjp_pytree", "vm_axis_name_psum", "rn_split_in_vmap",
+             "tu_tree_map_is_leaf", "ft_linearize")
+_THREAD_TRANSFORMS = ("grad", "jit", "jit∘grad", "vmap")
+
+
+def _fresh(case):
+    """case with its function behind a wrapper made now: a new function object (a fresh
+    closure), which secant generates and compiles for anew."""
+    import dataclasses
+    fn = case.fn
+
+    def fresh(w, x):
+        return fn(w, x)
+    return dataclasses.replace(case, fn=fresh)
+
+
+def test_the_programs_from_four_threads_at_once_match_one_thread(x64):
+    """Four threads run grad, jit, jit∘grad and vmap of the same programs at once, each in its
+    own order, two with the programs' own functions (one function, its derivatives generated
+    and its jit caches filled by several threads at once) and two with fresh closures of them:
+    no error, and every result equal to the single-threaded one computed afterwards."""
+    import threading
+    from user_programs import BY_NAME
+    cases = [BY_NAME[n] for n in _THREADED]
+    pairs = [(c, t) for c in cases for t in _THREAD_TRANSFORMS]
+    barrier = threading.Barrier(4, timeout=60)
+    results, errors = [dict() for _ in range(4)], []
+
+    def work(k):
+        try:
+            barrier.wait()
+            order = pairs[k * 7 % len(pairs):] + pairs[:k * 7 % len(pairs)]
+            for case, t in order:
+                run = _fresh(case) if k >= 2 else case
+                got, _ = checks.SECOND_TRANSFORMS[t][2](run)
+                results[k][case.name, t] = checks.harness.as_np(got)
+        except BaseException as e:      # noqa: BLE001 (re-raised below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(300)
+    assert not any(th.is_alive() for th in threads), "a thread hung"
+    if errors:
+        raise errors[0]
+    for case, t in pairs:
+        want, _ = checks.SECOND_TRANSFORMS[t][2](case)
+        want = checks.harness.as_np(want)
+        for k in range(4):
+            got = results[k][case.name, t]
+            for g, w in zip(secant.tree_util.tree_leaves(got), secant.tree_util.tree_leaves(want)):
+                np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14,
+                                           err_msg=f"{case.name} / {t}, thread {k}")
