@@ -4634,7 +4634,8 @@ def _jacobian_source(jac):
     from secant.batch import vmap
     several = isinstance(jac.argnums, tuple) and 0 < len(jac.argnums) and all(
         isinstance(a, int) for a in jac.argnums)
-    if not (isinstance(jac.argnums, int) or several) or jac.has_aux or jac.holomorphic:
+    if not (isinstance(jac.argnums, int) or several) or jac.holomorphic or \
+            jac.has_aux and jac.kind != "jacfwd":
         return None
     try:
         params = list(inspect.signature(jac._inner, follow_wrapped=False).parameters.values())
@@ -4663,17 +4664,18 @@ def _jacobian_source(jac):
         columns, each = names.fresh("columns"), names.fresh("columns_of")
         tangents = ", ".join(f"{basis}[{k}]" for k in range(len(positions))) if several \
             else basis
-        body = [f"{basis} = basis_like({x})",
-                f"_, {columns} = {each}({args}, {tangents})",
-                f"return from_columns({columns}, {x})"]
+        aux = names.fresh("aux") if jac.has_aux else None     # (has_aux: the aux of f(x), once,
+        body = [f"{basis} = basis_like({x})",                  # not per basis vector)
+                f"_, {columns}{f', {aux}' if aux else ''} = {each}({args}, {tangents})",
+                f"return from_columns({columns}, {x}){f', {aux}' if aux else ''}"]
         plain = jac.fun
         if any(p.default is not p.empty for p in params):     # (its jvp's tangents then come
             plain = load_generated(                             # by keyword: all positional)
                 f"def {fn_name}_plain({args}):\n    return {fun}({args})\n",
                 f"{fn_name}_plain", {}, {fun: jac.fun})
-        free = {each: vmap(jvp_fn(plain, argnums=a),
+        free = {each: vmap(jvp_fn(plain, argnums=a, has_aux=jac.has_aux),
                            in_axes=(None,) * n + (0,) * len(positions) if several else
-                           (None,) * n + (0,))}
+                           (None,) * n + (0,), out_axes=(0, 0, None) if aux else 0)}
     else:
         out, rows, each = names.fresh("out"), names.fresh("rows"), names.fresh("rows_of")
         body = [f"{out} = {fun}({args})",

@@ -31,11 +31,6 @@ _WHY = [      # (program, its failing transforms, why)
      "has_aux) has no derivative rule: refused"),
     ("ft_jvp_pytree", _BUT_JIT, "jax.jvp of a nested def inside a transformed program: "
      "'secant cannot see which function f is here' (refused)"),
-    ("ft_jacfwd_has_aux", ("vmap", "vmap∘grad", "jvp", "hessian"), "jacfwd(f, has_aux=True) "
-     "of a nested def inside a program is a dynamic call with no batching or jvp rule: refused"),
-    ("ft_jacfwd_has_aux", ("grad", "jit∘grad", "grad∘grad", "jacrev"), "jacfwd(f, "
-     "has_aux=True) of a nested def closing over x: the dynamic call's generated code names "
-     "its callee `fn`, which is unbound there (TypeError: 'object' object is not callable)"),
     ("ft_eval_shape", _BUT_JIT, "jax.eval_shape inside a transformed program: no derivative "
      "rule (refused); marking it a static query is wrong under vmap (it would see the batched "
      "arguments' shapes)"),
@@ -164,6 +159,34 @@ def test_second_order_of_a_while_loop_closing_over_a_name_s(x64):
     np.testing.assert_allclose(gg, want, rtol=1e-5, atol=1e-8)
     np.testing.assert_allclose(secant.hessian(_newton_cube_root)(W) @ v, want, rtol=1e-5,
                                atol=1e-8)
+
+
+def _jacfwd_aux(w, x):
+    def f(v):
+        z = jnp.tanh(x @ v)
+        return z, jnp.sum(z)
+    jac, s = secant.jacfwd(f, has_aux=True)(w)
+    return jnp.sum(jac ** 2) + s
+
+
+def test_jacfwd_with_has_aux_of_a_nested_def_inside_a_transformed_program(x64):
+    """ft_jacfwd_has_aux: jacfwd(f, has_aux=True) of a nested def closing over x had no
+    source form, so grad's code called it as a dynamic call named `fn`, bound to nothing
+    (TypeError: 'object' object is not callable); vmap and jvp refused it. jacfwd with has_aux
+    now has a source form (the vmapped jvp with its aux, once), as without."""
+    def ref(w):
+        z = np.tanh(X @ w)
+        jac = (1 - z ** 2)[:, None] * X
+        return np.sum(jac ** 2) + np.sum(z)
+    want = _fd(ref, W)
+    for run in (secant.grad(_jacfwd_aux), secant.jit(secant.grad(_jacfwd_aux))):
+        np.testing.assert_allclose(run(W, X), want, rtol=1e-6, atol=1e-9)
+    ws = np.stack([W, 2 * W])
+    np.testing.assert_allclose(secant.vmap(_jacfwd_aux, in_axes=(0, None))(ws, X),
+                               [ref(W), ref(2 * W)], rtol=1e-12)
+    jac, aux = secant.jacfwd(lambda v: (jnp.tanh(X @ v), jnp.sum(v)), has_aux=True)(W)
+    np.testing.assert_allclose(jac, (1 - np.tanh(X @ W) ** 2)[:, None] * X, rtol=1e-12)
+    np.testing.assert_allclose(aux, np.sum(W), rtol=1e-12)
 
 
 def test_vmap_takes_spmd_axis_name(x64):

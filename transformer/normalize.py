@@ -3593,7 +3593,10 @@ class Normaliser(ContainerMixin):
         made = _with_free(factory, args, kwargs, len(extra))
         if getattr(made, "__secant_call_gen__", None) or getattr(made, "__secant_custom__", 0):
             return made, extra          # vmap(f): batched for what the call passes; checkpoint
-        return getattr(made, "__secant_generated__", None) or _UNRESOLVED, extra
+        # (a function closing over locals, lifted: the call passes them, so it calls what the
+        # factory made of the lifted function, which it must name: jacfwd(f, has_aux=True))
+        return getattr(made, "__secant_generated__", None) or (
+            made if extra else _UNRESOLVED), extra
 
     def _factory_called(self, func, node):
         """`make_loss(f, s)(p)` of a user's closure factory, as the call `make_loss_called(f,
