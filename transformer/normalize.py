@@ -4630,10 +4630,18 @@ class Normaliser(ContainerMixin):
                                  "secant.jvp(f, (x, ...), (v, ...)), with tuple literals and no "
                                  f"keywords; or call secant.{name}(f)(x, ..., v, ...)")
         made_here = isinstance(args[0], gast.Call)      # jvp(grad(f), ...): grad(f) now
+        local_def = isinstance(args[0], gast.Name) and args[0].id in self.local_defs and \
+            args[0].id not in self.current
         if isinstance(args[0], gast.Lambda):
             args, fn = self._closed_lambda_form(args)
-        elif made_here:
-            fn, extra = self._made_by_factory(args[0], node)
+        elif made_here or local_def:
+            if local_def:   # jvp(f, ...) of a nested def: f lifted, as grad(f) reads it
+                fn_arg = self._function_arg(args[0], "jvp", None)
+                extra = fn_arg[2]
+                fn = self._lift(fn_arg, self.names.fresh(args[0].id), extra)
+                made_here = True        # (bound by name: it takes its free locals too)
+            else:
+                fn, extra = self._made_by_factory(args[0], node)
             if extra:       # (its lifted function's free locals: held fixed, zero tangents)
                 args = [args[0], _with_items(args[1], [gast.Name(p, gast.Load(), None, None)
                                                        for p in extra]),
