@@ -84,12 +84,15 @@ class _Rewriter(gast.NodeTransformer):
         return any(obj is getattr(secant, k) for k in kinds)
 
     def _vjp_statement(self, s):
+        aux = _has_aux(s.value) if isinstance(s, gast.Assign) and \
+            isinstance(s.value, gast.Call) else False
         if not (isinstance(s, gast.Assign) and len(s.targets) == 1
-                and isinstance(s.targets[0], gast.Tuple) and len(s.targets[0].elts) == 2
+                and isinstance(s.targets[0], gast.Tuple)
+                and len(s.targets[0].elts) == (3 if aux else 2)
                 and isinstance(s.targets[0].elts[1], gast.Name)
                 and isinstance(s.value, gast.Call)
-                and self._is_vjp(s.value.func, ("vjp", "linearize"))
-                and not s.value.keywords and len(s.value.args) >= 2
+                and self._is_vjp(s.value.func, ("vjp",) if aux else ("vjp", "linearize"))
+                and (aux or not s.value.keywords) and len(s.value.args) >= 2
                 and not any(isinstance(a, gast.Starred) for a in s.value.args)):
             return None
         pb = s.targets[0].elts[1].id
@@ -103,11 +106,26 @@ class _Rewriter(gast.NodeTransformer):
                                    type_comment=None), s) for n, p in zip(names, primals)]
         call = gast.Call(func=fn, args=[gast.Name(n, gast.Load(), None, None) for n in names],
                          keywords=[])
-        first = located(gast.Assign(targets=[s.targets[0].elts[0]], value=call,
-                                    type_comment=None), s)
+        out = s.targets[0].elts[0] if not aux else gast.Tuple(
+            [s.targets[0].elts[0], s.targets[0].elts[2]], gast.Store())
+        first = located(gast.Assign(targets=[out], value=call, type_comment=None), s)
+        if aux:     # y, pb, aux = vjp(f, a, has_aux=True): y, aux = f(a); pb pulls back
+            fn = self._first_output(fn, len(primals), s)    # f's first output only
         self.pullbacks[pb] = (fn, names, kind)
         self.d.changed = True
         return pre + [first]
+
+    def _first_output(self, fn, n, at):
+        """`lambda a_0, ...: fn(a_0, ...)[0]`: the function whose pullback vjp's has_aux gives"""
+        import copy
+        params = [self.d.names.fresh("aux_arg") for _ in range(n)]
+        lam = gast.parse(f"lambda {', '.join(params)}: _f({', '.join(params)})[0]"
+                         ).body[0].value
+        lam.body.value.func = copy.deepcopy(fn)
+        for node in walk(lam):
+            if isinstance(node, (gast.expr, gast.arguments)):
+                gast.copy_location(node, at)
+        return lam
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -174,3 +192,9 @@ def _indexed_call(s):
     """Whether statement `s` reads an item of a call's result (`vjp(f, x)[1](ct)`)."""
     return any(isinstance(n, gast.Subscript) and isinstance(n.value, gast.Call)
                for n in walk(s))
+
+
+def _has_aux(call):
+    """Whether a call passes has_aux=True (its one keyword)."""
+    return len(call.keywords) == 1 and call.keywords[0].arg == "has_aux" and \
+        isinstance(call.keywords[0].value, gast.Constant) and call.keywords[0].value.value is True
