@@ -8,7 +8,7 @@ generated source takes the primals and the cotangent and returns the n cotangent
 transform of the caller differentiates or batches through it (a lambda closing over locals is
 lifted as for grad). Only where `pb` is bound once, by this statement, and only ever called.
 Written in one expression, `vjp(f, a)[1](ct)` -> `vjp_pullback(f, 1)(a, ct)` and `vjp(f, a)[0]`
--> `f(a)`.
+-> `f(a)`. `f_t = linear_transpose(f, a)` the same way: f_t(ct) is vjp_pullback(f, 1)(a, ct).
 
 `linearize` the same way, its f_jvp a jvp at the primals (read as any jvp call):
 
@@ -42,7 +42,8 @@ def _may_be_vjp(d, root, chain):
     from secant.transformer.desugar import ANY
     obj = d.module_callee(root, chain)
     import secant
-    return obj is ANY or obj is secant.vjp or obj is secant.linearize
+    return obj is ANY or obj is secant.vjp or obj is secant.linearize or \
+        obj is secant.linear_transpose
 
 
 class _Rewriter(gast.NodeTransformer):
@@ -83,7 +84,29 @@ class _Rewriter(gast.NodeTransformer):
         import secant
         return any(obj is getattr(secant, k) for k in kinds)
 
+    def _transpose_statement(self, s):
+        """`f_t = linear_transpose(f, *primals)`, f_t only called: f_t(ct) is the pullback of
+        the linear f (at the primals given, whose values a linear f's pullback never reads)."""
+        if not (isinstance(s, gast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Call)
+                and self._is_vjp(s.value.func, ("linear_transpose",))
+                and not s.value.keywords and len(s.value.args) >= 2
+                and not any(isinstance(a, gast.Starred) for a in s.value.args)):
+            return None
+        pb = s.targets[0].id
+        if self.stores.get(pb) != 1 or self.calls.get(pb, 0) != self.loads.get(pb, 0):
+            return None
+        fn, primals = s.value.args[0], s.value.args[1:]
+        names = [self.d.names.fresh(f"{pb}_primal") for _ in primals]
+        self.pullbacks[pb] = (fn, names, "vjp")
+        self.d.changed = True
+        return [located(gast.Assign(targets=[gast.Name(n, gast.Store(), None, None)], value=p,
+                                    type_comment=None), s) for n, p in zip(names, primals)]
+
     def _vjp_statement(self, s):
+        transposed = self._transpose_statement(s)
+        if transposed is not None:
+            return transposed
         aux = _has_aux(s.value) if isinstance(s, gast.Assign) and \
             isinstance(s.value, gast.Call) else False
         if not (isinstance(s, gast.Assign) and len(s.targets) == 1
