@@ -86,13 +86,7 @@ class ForwardBuilder(Walker):
     def full_tangent(self, operand):
         """tangent, with zeros for every item without one at every level, dict items too: a
         cond's operand or a loop's carry, whose callee's jvp reads each item's tangent."""
-        if not isinstance(operand, ir.Seq):
-            return self.tangent(operand)
-        items = [self.full_tangent(i) for i in operand.items]
-        if all(t is None for t in items):
-            return None
-        return _seq_src(operand, [t if t is not None else zeros(i)
-                                  for t, i in zip(items, operand.items)])
+        return None if self.tangent(operand) is None else self.container_tangent(operand)
 
     # --- statements ---------------------------------------------------------------------------
     def plain(self, s):
@@ -155,13 +149,7 @@ class ForwardBuilder(Walker):
     def container_tangent(self, o):
         """The tangent of a list/tuple/dict operand, zeros for the items without one."""
         if isinstance(o, ir.Seq):
-            items = [self.container_tangent(i) for i in o.items]
-            if o.kind == "dict":
-                return "{" + ", ".join(f"{k}: {t}" for k, t in zip(o.keys, items)) + "}"
-            inner = ", ".join(items)
-            if o.kind == "tuple":
-                return f"({inner},)" if len(items) == 1 else f"({inner})"
-            return f"[{inner}]"
+            return _seq_src(o, [self.container_tangent(i) for i in o.items])
         t = self.tangent(o)
         return t if t is not None else f"zeros_like_tree({src(o)})"
 
