@@ -100,7 +100,7 @@ CPU_SECONDS = {
     "test_explore15i_programs.py": 95, "test_explore15j_programs.py": 310,
     "test_explore15k_programs.py": 200, "test_zip15_transpose.py": 3, "test_zip15_partials.py": 6,
     "test_explore15l_programs.py": 140, "test_frozen15m_mappings.py": 4,
-    "test_explore15o_programs.py": 75,
+    "test_explore15o_programs.py": 100,
     "test_pop15_refusals.py": 10, "test_left15k_programs.py": 42,
     "test_obj15l_stateful_getters.py": 25, "test_norm15l_unpacked_calls.py": 100,
     "test_fixnorm_library_jvps.py": 40,
