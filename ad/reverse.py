@@ -461,7 +461,10 @@ class ReverseBuilder(Walker, StackReverse):
             if loop not in self.bars:               # shaped by the value the iteration started
                 self.bars[loop] = self.bar_name(loop)   # from (saved), or by the replayed one
                 shaped = loop       # when provably alike, or when the derivative reads no copy
-                if self.shapes.parameter_like(last) or copied.get(loop) not in read:
+                # (or each an array's row, where no value before the loop has a cotangent:
+                # `for w in ws`, the first iteration's w is unbound)
+                if self.shapes.parameter_like(last) or copied.get(loop) not in read or \
+                        self.shapes.rows_alike(last) and not self._bound_before(loop, s):
                     shaped = last
                 self.emit(f"{self.bars[loop]} = {self._tree_zeros(loop)}({shaped})")
                 if shaped == loop and not self._bound_before(loop, s):

@@ -748,11 +748,10 @@ class BatchBuilder(Walker):
                  if isinstance(o, ir.Var) and o.name in self.partial}
         if items:
             return self.call_by_leaves(op, keys, positions, items)
-        name, flags = self.batched_callee(op.callee, positions, "free")
-        each = targets_batched(flags, len(op.targets))
-        if each is None:    # one name for outputs batched and not: all batched
-            name, _ = self.batched_callee(op.callee, positions, 0)
-            each = [True] * len(op.targets)
+        each = targets_batched(self.flags_of(op.callee, positions), len(op.targets))
+        # (one name for outputs batched and not: all batched)
+        name, _ = self.batched_callee(op.callee, positions, "free" if each is not None else 0)
+        each = [True] * len(op.targets) if each is None else each
         out = dict(zip(op.targets, each))
         args = call_args({k: self.batched_src(v) if k in keys else _src(v)
                           for k, v in op.operands.items()})
@@ -929,7 +928,7 @@ class BatchBuilder(Walker):
         it: a batched flag would select between the loop's differently shaped returns; a staged
         `if n < 0: a = 1 / a; n = -n` with n a Python int, read later by bin(n))."""
         n = len(op.targets)
-        flags = [self.batched_callee(fn, positions, "free")[1] for fn in op.callee]
+        flags = [self.flags_of(fn, positions) for fn in op.callee]
         if n == 1 and all(isinstance(f, bool) for f in flags):
             return 0 if any(flags) else None
         if n < 2 or not all(isinstance(f, tuple) and len(f) == n for f in flags):
@@ -937,12 +936,18 @@ class BatchBuilder(Walker):
         axes = tuple(0 if any(f[k] for f in flags) else None for k in range(n))
         return 0 if None not in axes else axes
 
+    def flags_of(self, callee, positions):
+        """Which outputs of callee's batched function (out_axes "free") are batched: a trial,
+        named nowhere (the name the code calls is taken by the call that writes it, so that
+        the names stay those of the functions the code calls: `v1_while_body_vmap`)."""
+        return self.batched_callee(callee, positions, "free", probe=True)[0]
+
     def _carry(self, op, body, positions_of, out_item=None):
         """Whether a loop's carry is batched: if it enters batched or the body (batched in the
         other inputs) makes it batched."""
         carry_b = self.is_batched(op.operands["init"])
         for _ in range(2):
-            _, flags = self.batched_callee(body, positions_of(carry_b), "free")
+            flags = self.flags_of(body, positions_of(carry_b))
             out = flags[out_item] if out_item is not None and isinstance(flags, tuple) else flags
             out = any(out) if isinstance(out, tuple) else out
             if carry_b or not out:
@@ -1050,8 +1055,8 @@ class BatchBuilder(Walker):
         def positions(carry_b):
             return tuple(([0] if carry_b else []) + closed_pos)
         for _ in range(3):          # pred batched -> carry batched -> ... (a fixpoint)
-            _, pred_b = self.batched_callee(cond_fn, positions(carry_b), "free")
-            _, body_b = self.batched_callee(body, positions(carry_b), "free")
+            pred_b = self.flags_of(cond_fn, positions(carry_b))
+            body_b = self.flags_of(body, positions(carry_b))
             grown = carry_b or pred_b or body_b
             if grown == carry_b:
                 break
@@ -1088,7 +1093,7 @@ class BatchBuilder(Walker):
         if not positions(carry_b):
             self.emit(f"{', '.join(op.targets)} = {op.statics['forward']}")
             return
-        _, flags = self.batched_callee(body, positions(carry_b), "free")
+        flags = self.flags_of(body, positions(carry_b))
         y_b = flags[1] if isinstance(flags, tuple) and len(flags) == 2 else flags
         y_b = any(y_b) if isinstance(y_b, tuple) else y_b
         if len(op.targets) != 2 or not isinstance(flags, tuple) or op.statics.get("carries"):

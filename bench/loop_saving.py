@@ -14,6 +14,7 @@ import numpy as np
 import secant
 import secant.numpy as snp
 from secant import lax
+from lean import count_statements
 
 N = 10_000
 
@@ -33,6 +34,16 @@ def scan(x):
     acc, _ = lax.scan(lambda acc, i: (acc + snp.sin(x * i), None), 0.0 * x,
                       snp.arange(N, dtype=snp.float32))
     return acc
+
+
+def python_rows(x):
+    """A loop over an array's rows whose variable is read after the loop (carried: the
+    reverse loop gives the after-loop cotangent to the last row alone, zeros to the others)."""
+    ws = snp.outer(snp.arange(ROWS, dtype=snp.float32) / ROWS, x)
+    v = x
+    for w in ws:
+        v = snp.sin(w * v)
+    return snp.sum(v * w)
 
 
 def eager_peak_kib(f, x):
@@ -60,6 +71,7 @@ def stablehlo_ops(f, x):
 # measured with this script at da976a4, before transformer/dataflow.py: every iteration's carry
 # stacked (Python for: acc_1 pushed; fori/scan: the carries stacked and shifted)
 BEFORE = {"python for": (2000.3, 50), "fori_loop": (8314.5, 54), "scan": (8861.4, 51)}
+ROWS, ROWS_BEFORE = 1000, (16104.2, 27)   # (measured at shape20o before its change)
 
 
 def main():
@@ -71,6 +83,16 @@ def main():
         kib, ops = BEFORE[name]
         print(f"{name:<12}{kib:>15.1f}{eager_peak_kib(f, x):>15.1f}{ops:>14}"
               f"{stablehlo_ops(f, x):>14}")
+    # before 20o: the loop variable stacked every iteration, only to shape its zero cotangent
+    print(f"\n{ROWS}-row loop over snp.outer(arange({ROWS}) / {ROWS}, x), x 1,000 float32s, "
+          "w read after it")
+    print(f"{'loop':<12}{'eager grad peak (KiB)':>30}{'grad statements':>28}")
+    print(f"{'':<12}{'before':>15}{'now':>15}{'before':>14}{'now':>14}")
+    rows = np.linspace(-1.0, 1.0, 1000, dtype=np.float32)
+    kib, statements = ROWS_BEFORE
+    now = count_statements(secant.source(secant.grad(python_rows)))
+    print(f"{'rows':<12}{kib:>15.1f}{eager_peak_kib(python_rows, rows):>15.1f}{statements:>14}"
+          f"{now:>14}")
 
 
 if __name__ == "__main__":

@@ -17,11 +17,16 @@ from secant.backends.errors import SecantError, SecantTypeError, SecantValueErro
 from secant.backends.recursion import recursion_error
 from secant.backends.tracer import active_trace
 from secant.transformer.parse import opaque
+from secant.transformer.properties import computes
 
 # what one generated batched function is specialised on (part of its cache key):
 # in_axes: ((parameter position, axis), ...) for the batched parameters whose axis is not 0;
 # out_axes: an int or None for every output, a tuple of them per returned item, or "free"
-BatchOptions = namedtuple("BatchOptions", "in_axes out_axes axis_name axis_size")
+# computed: the shape queries (shape, ndim) that objects reaching the function batched may
+# compute (a property, a class constant), read through example_shape there: those a caller's
+# classes compute, or the call's arguments' (transformer/normalize.py computes_query)
+BatchOptions = namedtuple("BatchOptions", "in_axes out_axes axis_name axis_size computed",
+                          defaults=(frozenset(),))
 
 
 def _staged_derivative(fn, error):
@@ -343,6 +348,24 @@ def _leafwise(fun, in_axes, out_axes, axis_name, axis_size, names):
     return load_generated(outer_src, outer_name, {}, {mapped_name: mapped})
 
 
+def _computed_in(values):
+    """The shape queries (shape, ndim) that a pytree object among the batched arguments
+    `values` (or in their lists, tuples, dicts and objects) computes (a property, a class
+    constant): the generated code reads them through example_shape, which refuses such an
+    object, where it would read the getter off the batched object (a wrong shape)."""
+    out, todo, walked = set(), list(values), 0
+    while todo and walked < 1024:
+        value = todo.pop()
+        walked += 1
+        kind = type(value)
+        if kind in (list, tuple, dict):
+            todo.extend(value.values() if kind is dict else value)
+        elif tree_util.is_node_type(kind):
+            out.update(q for q in ("shape", "ndim") if computes(kind, q))
+            todo.extend(tree_util.flatten_one_level(value)[0])
+    return frozenset(out)
+
+
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
     """A function mapping `fun` over an axis of its arguments (JAX's vmap): in_axes says which
     axis of each argument (an int, None for an unmapped argument, or a pytree like the
@@ -403,7 +426,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                                       f"argument {k} is not a positional parameter{where()}")
             positions.append(names.index(k))
         options = BatchOptions(tuple(moved), placed or _out_spec(out_axes), axis_name,
-                               plan.size if not positions else None)
+                               plan.size if not positions else None,
+                               _computed_in([args[i] for i in positions if i < len(args)]))
         target = _op_function(staged(fn)) if tracing else plain
         if isinstance(_unwrap(fun), custom_vmap) and options.out_axes == 0:
             target = _unwrap(fun)       # its batched function calls the user's rule itself

@@ -1315,7 +1315,8 @@ def _outputs_batched(staged, batch):
     callee the vectorizer calls for it (batched_callee in _generate, out_axes "free"), read as
     the vectorizer reads them (vectorize.targets_batched): one answer for both."""
     from secant.batch import BatchOptions
-    options = BatchOptions((), "free", getattr(batch, "axis_name", None), None)
+    options = BatchOptions((), "free", getattr(batch, "axis_name", None), None,
+                           getattr(batch, "computed", frozenset()))
 
     def outputs_batched(callee, positions, n):
         try:
@@ -1352,7 +1353,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     reserved = _reserved()
     fn_ir = normalise(fn, wrt, "vmap", batch_rules.opaque(
         {**helpers.by_name(), **batch_helpers.by_name()}), reserved,
-        _outputs_batched(staged, batch)) \
+        _outputs_batched(staged, batch), getattr(batch, "computed", frozenset())) \
         if mode == "vmap" else normalise(fn, wrt, reserved=reserved)
     owner = [p for p in fn.__qualname__.split(".")[:-1] if p.isidentifier()]
     base_name = fn_ir.name if fn_ir.name != "__call__" else \
@@ -1381,7 +1382,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         trial (a loop's fixpoint), named nowhere: (which outputs are batched, their leaves')."""
         from secant.batch import BatchOptions
         leafwise = tuple((i, ("items", m)) for i, m in sorted((items or {}).items()))
-        options = BatchOptions(leafwise, out_axes, batch.axis_name, None)
+        options = BatchOptions(leafwise, out_axes, batch.axis_name, None,
+                               fn_ir.computed_queries)     # (objects fn's code may pass it)
         try:
             sub = generate(callee, positions, "vmap", staged=staged, batch=options)
         except SecantError as e:
@@ -1610,9 +1612,10 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     # reaches the same ones along many paths (hessian(jvp(hessian(f))): 116,352 for 319)
     gen.__secant_guards__ = tuple({id(g): g for g in (fn_ir.guard, *(
         g for sub in (fn, *callees) for g in getattr(sub, "__secant_guards__", ())))}.values())
-    if getattr(fn_ir, "plain_attributes", None):     # m.p read as a field: generated again
-        gen.__secant_guards__ += (PlainReads(fn_ir.plain_attributes,  # if p becomes a getter
-                                             *getattr(fn_ir, "plain_reach", ())),)
+    queries = getattr(fn_ir, "plain_queries", ())       # (vmap: x.shape as the array's)
+    if getattr(fn_ir, "plain_attributes", None) or queries:  # m.p read as a field: generated
+        gen.__secant_guards__ += (PlainReads(   # again if p becomes a getter
+            fn_ir.plain_attributes, *getattr(fn_ir, "plain_reach", ()), queries=queries),)
     if not staged and (not self_calls and None not in derived or _staged_as_written(fn)):
         # (a recursive helper staged as written, grads_as: its calls of itself are this code)
         gen.__secant_staging__ = (fn, tuple(d for d in derived if d is not None))

@@ -124,10 +124,6 @@ def test_sources_do_not_depend_on_what_ran_before(fresh):
     """In this process (after whatever ran before it, and the churn), each function's cached
     derivatives cleared: generated anew, the texts are the fresh processes'."""
     from secant.backends import function_cache
-    from secant.transformer.properties import may_be_computed
-    if may_be_computed("shape") or may_be_computed("ndim"):
-        pytest.xfail("a class that ran before computes shape or ndim: the known gap of "
-                     "test_sources_do_not_depend_on_unrelated_classes")
     want = fresh[0]
     assert sources() == want, _differences(want, sources())
     assert _churn() > 20
@@ -137,11 +133,10 @@ def test_sources_do_not_depend_on_what_ran_before(fresh):
     assert got == want, _differences(want, got)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: a batched x.shape is written as the array "
-                   "query, or as example_shape(x) where some pytree class or namedtuple anywhere "
-                   "in the process computes `shape` (transformer/properties.may_be_computed): "
-                   "the vmap's source depends on classes the function never meets")
 def test_sources_do_not_depend_on_unrelated_classes(fresh):
+    """A namedtuple with a class constant `shape` that no function of the set reaches: vmap
+    still writes a batched x.shape as the array query (decided by the classes the function
+    reaches, transformer/normalize.py computes_query)."""
     got = _in_fresh_process(0, "--unrelated-class")
     assert got == fresh[0], _differences(fresh[0], got)
 

@@ -340,7 +340,7 @@ class Normaliser(ContainerMixin):
             _Tracked(value, watches)
 
     def __init__(self, fn, active_params, mode="grad", opaque=(), reserved=None,
-                 outputs_batched=None):
+                 outputs_batched=None, computed=frozenset()):
         self.batching = mode == "vmap"
         self.opaque = opaque        # vmap: helpers with a batching rule of their own
         # vmap: (callee, positions, n) -> which of the n outputs of the callee's batched form
@@ -382,6 +382,8 @@ class Normaliser(ContainerMixin):
         self.plain_attributes = set()   # m.p read as a field (transformer/properties.py)
         self.reached = set()            # (of those, the user's own reads: Reach re-checks them)
         self.reach = None               # the user classes the function reaches, once asked
+        self.plain_queries = set()      # x.shape / x.ndim of batched x written as array queries
+        self.computed = computed        # ... that a caller says may be computed (computes_query)
         # a version an `if` defines in one branch only: the (test, branch) it exists under
         self.guards = {}
         self.unbound = set()        # loop names given a placeholder before the loop (_loop)
@@ -2591,7 +2593,7 @@ class Normaliser(ContainerMixin):
             if self.batching:
                 self.queried.add(base.name)
                 _guard_query(self, node.attr)
-                return ir.Expr(_per_example(base.name, node.attr))
+                return ir.Expr(_per_example(self, base.name, node.attr))
             return ir.Expr(f"{base.name}.{node.attr}")
         if node.attr == "T":
             return self._emit("transpose", {"a": base}, {}, f"{base.name}_T")
@@ -2618,6 +2620,17 @@ class Normaliser(ContainerMixin):
                 self.containers[read.name] = "dict"     # reads its keys, names)
                 self.item_kinds[read.name] = None
         return read
+
+    def computes_query(self, attr):
+        """Whether objects whose class computes `attr` (shape, ndim: a property or a class
+        constant) may reach the function batched, so that vmap writes x.shape of a batched x as
+        example_shape(x), which refuses such an object (its getter would read the batched
+        fields: a wrong shape). Decided by what the function can see, never by the classes
+        loaded in the process (its source is the same whatever ran before): a class it reaches
+        (its globals, its closure cells, and what they reach), or `computed`, what its caller
+        says (secant/batch.py BatchOptions: a class the caller reaches, an argument of the
+        vmap's call)."""
+        return attr in self.computed or attr in self._reach().names
 
     def _reach(self):
         """The user classes the function reaches (transformer/properties.py Reach), found once."""
@@ -5926,17 +5939,23 @@ def _dict_method_call(node):
         isinstance(a, gast.Starred) for a in node.args) and arity[0] <= len(node.args) <= arity[1]
 
 
-def normalise(fn, active_params, mode="grad", opaque=(), reserved=None, outputs_batched=None):
+def normalise(fn, active_params, mode="grad", opaque=(), reserved=None, outputs_batched=None,
+              computed=frozenset()):
     """The canonical form of `fn`, tracking the parameters at positions `active_params` (for
     mode "vmap": the batched ones; `opaque`: functions it keeps as calls, for their own rule;
     `outputs_batched`: which outputs of a callee's batched form are batched, Normaliser;
-    `reserved`: names generated code uses for itself -> their objects, transformer/hygiene.py)."""
-    norm = Normaliser(fn, active_params, mode, opaque, reserved, outputs_batched)
+    `reserved`: names generated code uses for itself -> their objects, transformer/hygiene.py;
+    `computed`: vmap, the shape queries a caller says may be computed, computes_query)."""
+    norm = Normaliser(fn, active_params, mode, opaque, reserved, outputs_batched, computed)
     fn_ir = norm.run()
     fn_ir.queried = norm.queried        # names whose shape queries were written per example
     fn_ir.guard = norm.src.guards()     # what it resolved at transform time, to re-check
     fn_ir.plain_attributes = norm.plain_attributes
     fn_ir.plain_reach = (norm.reach, norm.reached)      # (properties.PlainReads)
+    fn_ir.plain_queries = norm.plain_queries
+    # (vmap: the queries its callees' batched forms read through example_shape, BatchOptions)
+    fn_ir.computed_queries = frozenset(a for a in ("shape", "ndim") if norm.computes_query(a)) \
+        if norm.batching else frozenset()
     fn_ir.bindings = norm.bindings      # callee names bound to their runnable forms
     fn_ir.trees = set(getattr(fn, "__secant_tree_params__", ())) | norm.trees  # loop_lowering
     fn_ir.lowered = norm.lowered
@@ -5958,24 +5977,26 @@ _PER_EXAMPLE_CALLS = {"shape": "snp.shape({x})[1:]", "ndim": "(snp.ndim({x}) - 1
                       "size": "example_size({x})", "len": "example_len({x})"}
 
 
-def _per_example_form(attr):
-    """The per-example template of x.<attr>; where some pytree class computes shape or ndim (a
-    property), a helper that refuses a batched object of it (batching/helpers.example_shape):
-    its getter would read the batched fields, and x.shape[1:] of that is no example's shape."""
-    if attr in ("shape", "ndim") and properties.may_be_computed(attr):
+def _per_example_form(norm, attr):
+    """The per-example template of x.<attr>; where a class the function reaches computes shape
+    or ndim (a property, Normaliser.computes_query), a helper that refuses a batched object of
+    it (batching/helpers.example_shape): its getter would read the batched fields, and
+    x.shape[1:] of that is no example's shape."""
+    if attr in ("shape", "ndim") and norm.computes_query(attr):
         return f"example_{attr}({{x}})"
     return _PER_EXAMPLE[attr]
 
 
 def _guard_query(norm, attr):
-    """x.shape / x.ndim written as the array query: generated again if a pytree class
-    registered later computes the name (properties.PlainReads), which example_shape refuses."""
-    if attr in ("shape", "ndim") and not properties.may_be_computed(attr):
-        norm.plain_attributes.add(attr)
+    """x.shape / x.ndim written as the array query: generated again if a class the function
+    reaches later (defined after it) computes the name (properties.PlainReads)."""
+    if attr in ("shape", "ndim") and not norm.computes_query(attr):
+        norm.plain_queries.add(attr)
 
 
-def _per_example(name, attr):
-    return _per_example_form(attr).format(x=name) if attr in _PER_EXAMPLE else f"{name}.{attr}"
+def _per_example(norm, name, attr):
+    return _per_example_form(norm, attr).format(x=name) if attr in _PER_EXAMPLE else \
+        f"{name}.{attr}"
 
 
 class _PerExampleQueries(gast.NodeTransformer):
@@ -6147,7 +6168,7 @@ class _PerExampleQueries(gast.NodeTransformer):
             x = self._queried(v.value)
             if x is not None:
                 _guard_query(self.norm, "shape")
-            if x is not None and properties.may_be_computed("shape"):
+            if x is not None and self.norm.computes_query("shape"):
                 return self._replace(f"example_shape({{x}})[{k.value}]", v.value, x)
             if x is not None and k.value < 0:
                 return node if x == getattr(v.value, "id", None) else \
@@ -6160,7 +6181,7 @@ class _PerExampleQueries(gast.NodeTransformer):
         x = self._queried(node.value) if node.attr in _PER_EXAMPLE else None
         if x is not None:
             _guard_query(self.norm, node.attr)
-            return self._replace(_per_example_form(node.attr), node.value, x)
+            return self._replace(_per_example_form(self.norm, node.attr), node.value, x)
         return self.generic_visit(node)
 
     def visit_Call(self, node):

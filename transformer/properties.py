@@ -151,6 +151,11 @@ def _names_computed_by(cls):
         _named_in(hook) | _LEARNED.get(cls, set()) if hook is not None else set())
 
 
+def computes(cls, name):
+    """Whether objects of cls compute `name` (a getter, a class constant: _names_computed_by)."""
+    return name in _names_computed_by(cls)
+
+
 def may_be_computed(name):
     """Whether `m.name` may read a getter or a class constant of some pytree class (checked at
     transform time; attribute_reader decides for the object when it runs)."""
@@ -206,7 +211,7 @@ def reads_computed(gen, args):
     names = set()
     for guard in getattr(gen, "__secant_guards__", ()):
         if type(guard) is PlainReads:
-            names |= guard.names
+            names |= guard.names | guard.queries
     found = False
     for obj in objects:
         for name in names:
@@ -241,11 +246,13 @@ class PlainReads:
     longer holds once a class registered since computes p, or a class its function reaches now
     (defined after it, `Reach`) computes one of `reached` (the reads of objects whose class the
     code meets only when it runs), and the code is generated again (secant/transforms.py
-    _current)."""
+    _current). `queries`: x.shape / x.ndim of batched values written as array queries, which
+    only the classes the function reaches decide (transformer/normalize.py computes_query)."""
 
-    def __init__(self, names, reach=None, reached=()):
+    def __init__(self, names, reach=None, reached=(), queries=()):
         self.names, self.stamp = frozenset(names), _stamp()
-        self.reach, self.reached = reach, frozenset(reached)
+        self.queries = frozenset(queries)
+        self.reach, self.reached = reach, frozenset(reached) | self.queries
 
     def holds(self):
         now = _stamp()

@@ -46,6 +46,10 @@ ELEMENTWISE = {
     "hypot", "logaddexp", "remainder", "where", "clip", "rem", "clamp", "lax_div",
     "zeros_like", "ones_like", "empty_like",
 }
+# ops whose result is one array, whatever their operands (a row of it is an array's row)
+ONE_ARRAY = (ELEMENTWISE - {"identity", "where"}) | {
+    "stack", "concatenate", "matmul", "dot", "outer", "reshape",
+    "transpose", "sum", "mean", "prod", "max", "min", "cumsum", "cumprod"}
 # ops that, on Python numbers only, give a Python number (written as Python operators)
 _ARITHMETIC = {"add", "subtract", "multiply", "true_divide", "power", "negative", "positive",
                "identity", "floor_divide", "remainder"}
@@ -406,6 +410,40 @@ class Shapes:
             return None
         p, = symbols
         return p if self.defs.get(p) == [("param", 0)] else None
+
+    def rows_alike(self, name):
+        """Whether every value `name` takes is a row of one array read at a Python integer
+        (`w = ws[i]` of a loop over ws's rows, ws the result of an op that gives one array):
+        every iteration's value has the same shape and dtype, so a zero shaped like this
+        iteration's stands for the one before's (ad/reverse.py reverse_for: no stack of them)."""
+        defs = self.defs.get(name, [])
+        if len(defs) != 1 or defs[0][0] == "param" or not isinstance(defs[0][0][0], ir.Op):
+            return False
+        op = defs[0][0][0]
+        a, idx = op.operands.get("a"), op.statics.get("idx", "")
+        return op.op == "getitem" and isinstance(a, ir.Var) and self._one_array(a.name, set()) \
+            and (idx.isdigit() or idx.isidentifier() and idx in self.static)
+
+    def _one_array(self, name, seen):
+        """Whether every assignment of `name` is an op giving one array (a copy of such a name
+        too), outside every loop (one array for the whole function: a loop inside another one
+        meets rows of the same shape on each of its runs); a parameter may be a list of
+        differently shaped arrays: no."""
+        defs = self.defs.get(name, [])
+        if not defs or name in seen:
+            return False
+        seen.add(name)
+        for d, depth in defs:
+            if d == "param" or depth or not isinstance(d[0], ir.Op) or len(d[0].targets) != 1:
+                return False
+            op = d[0]
+            if op.op == "identity":
+                x = op.operands.get("x")
+                if not (isinstance(x, ir.Var) and self._one_array(x.name, seen)):
+                    return False
+            elif op.op not in ONE_ARRAY:
+                return False
+        return True
 
     def same_shape(self, name, other):
         """Whether the values `name` and `other` provably have the same shape: each one
