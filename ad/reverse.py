@@ -13,7 +13,7 @@ import re
 from secant.errors import SecantError
 from secant.ad import accumulate, algebra, copies, cse, einsum_rules, fields, fold, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
-from secant.ad.state_inputs import called_object, pass_state
+from secant.ad.state_inputs import called_object, pass_state, plain_state_callee
 from secant.ad.vjp_rules import (CONTAINER_VJP, NORMALISED_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL,
                                  SUMS_COTANGENT, TAKES_UNSUMMED, TRANSPOSED_VJP, UNBROADCAST,
                                  VJP)
@@ -2110,6 +2110,19 @@ def _check_state_replayable(fn, recomputing, replay=False, passed=()):
         "differentiate this function itself with grad or jacfwd"
     # (a replay form: jacfwd's layout, run before the call, reads the state the call reads;
     # a callee's replay in its caller's recompute: the caller's vjp is checked here)
+    for st in ir.nested(fn.body) if recomputing else ():
+        callee = plain_state_callee(st, fn)
+        if callee is not None:      # (a recompute, or jacfwd's layout, runs it again)
+            name = _callee_title(callee)
+            error = SecantError(
+                f"{name} sets Python state (a global, nonlocal or attribute counter) and its "
+                "value is used: a derivative that runs this function again (vjp, jacrev, "
+                "hessian, jacfwd's layout, or a caller's reverse pass) would call it a second "
+                "time and read another value: secant cannot be sure of it; differentiate "
+                "this function itself with grad, or pass the value in as an argument"
+                + where(st.origin))
+            error.state_rerun = True
+            raise error
     for st in ir.nested(fn.body) if recomputing and not replay else ():
         hit = isinstance(st, ir.Plain) and _STATE_READ.match(st.code.strip())
         if hit:

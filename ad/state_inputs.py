@@ -180,6 +180,48 @@ def called_object(op, fn):
         return None
 
 
+def plain_state_callee(st, fn):
+    """The user function with Python state (nonlocals.reaches_state) that the Plain statement
+    `st` of the canonical form `fn` calls, its value kept as written (`a = Rng.next(rng)`, an
+    inactive call: no derivative flows through it), or None. Read from the statement's source:
+    each callee a dotted name of the function's globals or closure cells, looked up without
+    running a property (inspect.getattr_static)."""
+    import ast
+    user = getattr(fn, "function", None)
+    if not isinstance(st, ir.Plain) or st.effect or user is None or "(" not in st.code:
+        return None
+    try:
+        tree = ast.parse(st.code.strip())
+    except SyntaxError:
+        return None
+    cells = dict(zip(getattr(user, "__code__", None) and user.__code__.co_freevars or (),
+                     getattr(user, "__closure__", None) or ()))
+    own = getattr(fn, "locals", set())
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        path, head = [], node.func
+        while isinstance(head, ast.Attribute):
+            path.append(head.attr)
+            head = head.value
+        if not isinstance(head, ast.Name) or head.id in own:
+            continue        # (a class the normaliser names, Rng.next(rng), is a global too)
+        try:
+            obj = cells[head.id].cell_contents if head.id in cells else \
+                user.__globals__[head.id]
+            for attr in reversed(path):
+                owner, obj = obj, inspect.getattr_static(obj, attr)
+                if isinstance(obj, (staticmethod, classmethod)):
+                    obj = obj.__func__
+                elif inspect.isfunction(obj) and not isinstance(owner, type):
+                    obj = obj.__get__(owner)        # (a method of a user object: bound)
+        except (KeyError, ValueError, AttributeError):
+            continue
+        if callable(obj) and reaches_state(obj):
+            return obj
+    return None
+
+
 def _active(op):
     """The positions of the call's arguments the derivative follows, or None (unknown)."""
     from secant.ad.reverse import _has_var

@@ -4103,7 +4103,9 @@ def _without_effects(fn, positions):
     call, so each side effect runs once, as JAX's jacfwd/jacrev/hessian trace f once."""
     try:
         replay = generate(fn, tuple(positions), "replay", staged=_staging())
-    except SecantError:     # (the derivative, generated next, says why)
+    except SecantError as e:    # (the derivative, generated next, says why)
+        if getattr(e, "state_rerun", False):
+            raise       # (fn itself would run its state's call twice: once here, once after)
         return fn
     why = _TRACED_PER_CALL.get(fn) if isinstance(fn, types.FunctionType) else None
     if why is not None:     # (traced on each call: its trace, taken once for the call, whose

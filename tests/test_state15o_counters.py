@@ -1,0 +1,151 @@
+"""Counters and Python state under every transform (issue 15, after state15l): programs written
+the way users write them (an RNG-like counter object, a step counter, a global `calls += 1`)
+checked against a Python replay: the counter's final value, and gradients against float64
+central differences with the counter reset per evaluation, as the user would. Where a
+derivative would run the user's stateful call a different number of times than Python does,
+secant raises a SecantError naming the user's line before any user code runs."""
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as snp
+from tests.central_differences import grad_fd
+
+X = np.array([0.3, -1.2, 2.0])
+
+
+class Rng:
+    """A counter-based random stream, as a user writes one: each draw advances the key."""
+
+    def __init__(self):
+        self.key = 0
+
+    def next(self):
+        self.key += 1
+        return self.key * 0.1
+
+
+rng = Rng()
+
+
+def noisy(x):               # two draws, their values used by the math
+    a = rng.next()
+    b = rng.next()
+    return snp.sum(snp.sin(x) * a + x * x * b)
+
+
+def noisy_once(x):
+    a = rng.next()
+    return snp.sum(snp.sin(x) * a)
+
+
+def helper_noisy(x):        # a callee drawing once: the caller's reverse pass recomputes it
+    return noisy_once(x) * 2.0
+
+
+calls = 0
+
+
+def tick():
+    global calls
+    calls += 1
+    return calls
+
+
+def ticked(x):
+    n = tick()
+    return snp.sum(snp.sin(x)) * n
+
+
+def _reset_rng():
+    rng.key = 0
+
+
+def _reset_calls():
+    global calls
+    calls = 0
+
+
+STATE = {"rng": (_reset_rng, lambda: rng.key), "calls": (_reset_calls, lambda: calls)}
+
+
+def replay(f, state, x):
+    """(f's value at x, the counter's value after) in Python, the counter reset first."""
+    reset, get = STATE[state]
+    reset()
+    value = float(f(x))
+    return value, get()
+
+
+def replay_grad(f, state, x):
+    """Float64 central differences of f at x, the counter reset for each evaluation."""
+    return grad_fd(lambda v: replay(f, state, v)[0], x)
+
+
+TRANSFORMS = {
+    "grad": lambda f: secant.grad(f)(X),
+    "value_and_grad": lambda f: secant.value_and_grad(f)(X)[1],
+    "vjp": lambda f: secant.vjp(f, X)[1](1.0)[0],
+    "jacrev": lambda f: secant.jacrev(f)(X),
+    "jacfwd": lambda f: secant.jacfwd(f)(X),
+    "jit_grad": lambda f: secant.jit(secant.grad(f))(X),
+    "vmap_grad": lambda f: secant.vmap(secant.grad(f))(np.stack([X, X]))[0],
+    "hessian_row_sums": lambda f: secant.hessian(f)(X) @ np.ones(3),
+}
+
+
+def check(f, state, transform):
+    """secant's transform of f against the Python replay, or a clear refusal with the counter
+    left where it was (no user code ran)."""
+    reset, get = STATE[state]
+    _, count = replay(f, state, X)
+    reset()
+    if transform == "hessian_row_sums":
+        want = grad_fd(lambda v: replay_grad(f, state, v).sum(), X, h=1e-4)
+        rtol = 1e-4
+    else:
+        want = replay_grad(f, state, X)
+        rtol = 1e-6
+    reset()
+    got = np.asarray(TRANSFORMS[transform](f))
+    assert get() == count
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-6)
+
+
+def refused(f, state, transform, match):
+    reset, get = STATE[state]
+    reset()
+    with pytest.raises(secant.SecantError, match=match) as info:
+        TRANSFORMS[transform](f)
+    assert get() == 0
+    assert __file__ in str(info.value)      # (names the user's line)
+
+
+RERUN = ("vjp", "jacrev", "jacfwd", "hessian_row_sums")
+
+
+@pytest.mark.parametrize("transform", sorted(TRANSFORMS))
+@pytest.mark.parametrize("f", [noisy, noisy_once], ids=["two_draws", "one_draw"])
+def test_rng_object_draws(x64, f, transform):
+    """Silently wrong before under vjp, jacrev, jacfwd and hessian (the draw ran again in the
+    recompute or jacfwd's layout: key 4 for 2, the gradient of the later draws): refused there;
+    grad and its compositions give JAX's value and advance the key once per draw."""
+    if transform in RERUN:
+        refused(f, "rng", transform, r"Rng\.next sets Python state .* its value is used")
+    else:
+        check(f, "rng", transform)
+
+
+@pytest.mark.parametrize("transform", sorted(TRANSFORMS))
+def test_a_callee_drawing_once(x64, transform):
+    """Silently wrong before under every transform (the caller's reverse pass recomputed
+    noisy_once, drawing again: the gradient of the second draw, key 2 for 1): refused."""
+    refused(helper_noisy, "rng", transform, r"Rng\.next sets Python state")
+
+
+@pytest.mark.parametrize("transform", sorted(TRANSFORMS))
+def test_a_global_counter_function_whose_value_is_used(x64, transform):
+    if transform in RERUN:
+        refused(ticked, "calls", transform, r"tick sets Python state .* its value is used")
+    else:
+        check(ticked, "calls", transform)
