@@ -4319,6 +4319,18 @@ class _Jacobian:
         res = (_without_effects(base, self._positions()) if quiet else base)(*args)
         return res if self.has_aux else (res, None)
 
+    def _laid_out(self, quiet, args, res, lead):
+        """(fun's output, aux) for jacfwd, after its jvp ran (res: that jvp's outputs, `lead`
+        axes of basis vectors ahead): the output's layout from `quiet` (fun without its Python
+        side effects) run now, which reads the state the user's call left (a cache it filled),
+        and aux the user's call's own (a counter it read; the quiet run reads the state
+        again)."""
+        out = quiet(*args)
+        if not self.has_aux:
+            return out, None
+        first = (0,) * lead
+        return out[0], tree_util.tree_map(lambda leaf: leaf[first], res[2])
+
     def _shape(self, args):
         """Zeros shaped like this Jacobian's value at args (its layout, not its value)."""
         out, _ = self._out(args, quiet=True)
@@ -4359,9 +4371,8 @@ class _Jacobian:
         if self.kind != "jacfwd":   # (generated first, as grad's: a refusal runs no user code)
             gen = self._used = generate(base, positions, "vjp", staged=_staging())
         # (jacfwd's jvp runs fun's side effects; jacrev's vjp recomputes fun without them)
-        out, aux = self._out(args, quiet=self.kind == "jacfwd")
-        n_out, n_in = len(tree_util.tree_leaves(out)), len(in_leaves)
         if self.kind == "jacfwd":     # the generated jvp, vmapped over the input basis
+            quiet = _without_effects(base, self._positions())   # (refused before fun runs)
             gen = self._used = generate(base, positions, "jvp", self.has_aux, staged=_staging())
             basis, size = _basis(in_leaves)
             tangents = tree_util.tree_unflatten(in_tree, basis)
@@ -4369,6 +4380,7 @@ class _Jacobian:
             gen = _tangents_last(gen, n_t, n_args)
             if outer is None:
                 res = _vmapped(gen, (None,) * n_args + (0,) * n_t, *args, *tangents, size=size)
+                out, aux = self._laid_out(quiet, args, res, 1)
                 stacked = tree_util.tree_leaves(res[1])
             else:
                 gen2 = generate(gen, tuple(outer[0]), "jvp", staged=_staging())
@@ -4377,6 +4389,8 @@ class _Jacobian:
                     gen2, (None,) * n_args + (0,) * n_t + (None,) * n_o, *args, *tangents,
                     *outer[1], outer_axes=(None,) * (n_args + n_t) + (0,) * n_o
                     if outer_batched else None, size=size)
+                out, aux = self._laid_out(quiet, args, res, 2 if outer_batched else 1)
+                n_out = len(tree_util.tree_leaves(out))
                 if outer_batched:
                     rows = tree_util.tree_leaves(res_dot[1])
                     jac_dot = self._assemble(rows, out, in_leaves, in_tree, True,
@@ -4385,11 +4399,14 @@ class _Jacobian:
                     jac = self._assemble([r[0] for r in res_1], out, in_leaves, in_tree, True)
                     return jac, jac_dot, aux
                 stacked = tree_util.tree_leaves(res[1]) + tree_util.tree_leaves(res_dot[1])
+            n_out = len(tree_util.tree_leaves(out))
             jac = self._assemble(stacked[:n_out], out, in_leaves, in_tree, True)
             jac_dot = None if outer is None else \
                 self._assemble(stacked[n_out:], out, in_leaves, in_tree, True)
             return jac, jac_dot, aux
         # jacrev: one vjp per output element
+        out, aux = self._out(args)
+        n_out, n_in = len(tree_util.tree_leaves(out)), len(in_leaves)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         for leaf in out_leaves:
             dt = _dtype_of(leaf)
@@ -4455,15 +4472,17 @@ class _Jacobian:
         plans = [(order[0], inner), (order[1], inner), (order[0], twin), (order[1], twin)]
         if self._plan:          # the plan that worked last time first
             plans.insert(0, self._plan)
-        value = inner._shape(args)
-        error = None
+        value = None        # (its layout, read after the user's call where the plan makes it
+        error = None        # first: the quiet run then reads what it left, a cache it filled)
         for method, j in plans:
             try:
                 if method == "columns":     # the inner Jacobian's jvps along the whole basis
                     basis = tree_util.tree_unflatten(in_tree, _basis(in_leaves)[0])
                     ran = j._run(args, j._positions(), (positions, basis), outer_batched=True)
                     stacked, aux = tree_util.tree_leaves(ran[1]), ran[2]
+                    value = inner._shape(args) if value is None else value
                 else:
+                    value = inner._shape(args) if value is None else value
                     stacked = j._rows(args, j._positions(), positions, value)
                     aux = j._rows_aux
             except (SourceError, _errors.UnsupportedError, SecantValueError) as e:

@@ -149,3 +149,93 @@ def test_a_global_counter_function_whose_value_is_used(x64, transform):
         refused(ticked, "calls", transform, r"tick sets Python state .* its value is used")
     else:
         check(ticked, "calls", transform)
+
+
+class Schedule:
+    """A learning-rate schedule that counts its steps, called inline in the loss."""
+
+    def __init__(self):
+        self.step = 0
+
+    def __call__(self):
+        self.step += 1
+        return 0.5 ** self.step
+
+
+schedule = Schedule()
+
+
+def scheduled_loss(w):
+    return schedule() * snp.sum(w ** 2) + snp.sum(snp.sin(w))
+
+
+def _reset_schedule():
+    schedule.step = 0
+
+
+STATE["schedule"] = (_reset_schedule, lambda: schedule.step)
+
+
+@pytest.mark.parametrize("transform", sorted(TRANSFORMS))
+def test_a_callable_object_counter_inline(x64, transform):
+    """`schedule() * snp.sum(w ** 2)`: silently wrong before under every transform (the
+    product's rule wrote `Schedule.__call__(schedule)` twice: step 2 for 1, the gradient of
+    0.25 for 0.5); the call is now bound once (normalize._sets_state): JAX's value under grad
+    and its compositions, refused where a derivative runs the function again."""
+    if transform in RERUN:
+        refused(scheduled_loss, "schedule", transform, r"Schedule\.__call__ sets Python state")
+    else:
+        check(scheduled_loss, "schedule", transform)
+
+
+cache = {}
+
+
+def features(x):            # a table filled on the first call, read by every call
+    if "w" not in cache:
+        cache["w"] = np.arange(1.0, 4.0)
+    return x * cache["w"]
+
+
+def cached_loss(x):
+    return snp.sum(snp.sin(features(x)))
+
+
+STATE["cache"] = (cache.clear, lambda: len(cache))
+
+
+@pytest.mark.parametrize("transform", sorted(TRANSFORMS))
+def test_a_cache_filled_on_the_first_call(x64, transform):
+    """jacfwd and hessian raised an internal KeyError before on the first call (the output's
+    layout was read, without the fill, before the user's call): read after it now."""
+    check(cached_loss, "cache", transform)
+
+
+def gstep(x):
+    global calls
+    calls += 1
+    return snp.sum(snp.sin(x) * calls)
+
+
+def counted_with_aux(x):
+    v = gstep(x)
+    return v, calls * 1.0
+
+
+def count_read_first(x):    # reads the counter before it advances: aux is the old count
+    global calls
+    a = calls * 1.0
+    calls += 1
+    return snp.sum(snp.sin(x)) * (a + 1.0), a
+
+
+@pytest.mark.parametrize("f, aux", [(counted_with_aux, 1.0), (count_read_first, 0.0)],
+                         ids=["read_after", "read_first"])
+def test_jacfwd_has_aux_reads_the_users_call(x64, f, aux):
+    """jacfwd(f, has_aux=True) returned the aux of the output's layout run, before the user's
+    call (0.0 for 1.0: silently wrong); now the aux of the jvp, the user's one call."""
+    _reset_calls()
+    jac, got = secant.jacfwd(f, has_aux=True)(X)
+    assert calls == 1
+    assert float(got) == aux
+    np.testing.assert_allclose(np.asarray(jac), np.cos(X), rtol=1e-12)
