@@ -21,9 +21,9 @@ others stay with ad/reverse.py's refusal (_check_state_replayable)."""
 import inspect
 import re
 
-from secant.errors import SecantError
 from secant.transformer import ir
-from secant.transformer.nonlocals import reaches_state, state_names, writes_state
+from secant.transformer.nonlocals import reaches_state, state_callee, state_names, \
+    writes_state
 from secant.transformer.ops import CONTROL_FLOW
 
 _READ = re.compile(r"\bread_(global|cell)\w*\('(\w+)'\)")
@@ -184,8 +184,7 @@ def plain_state_callee(st, fn):
     """The user function with Python state (nonlocals.reaches_state) that the Plain statement
     `st` of the canonical form `fn` calls, its value kept as written (`a = Rng.next(rng)`, an
     inactive call: no derivative flows through it), or None. Read from the statement's source:
-    each callee a dotted name of the function's globals or closure cells, looked up without
-    running a property (inspect.getattr_static)."""
+    each callee a dotted name of the function's globals or closure cells."""
     import ast
     user = getattr(fn, "function", None)
     if not isinstance(st, ir.Plain) or st.effect or user is None or "(" not in st.code:
@@ -197,28 +196,15 @@ def plain_state_callee(st, fn):
     cells = dict(zip(getattr(user, "__code__", None) and user.__code__.co_freevars or (),
                      getattr(user, "__closure__", None) or ()))
     own = getattr(fn, "locals", set())
+
+    def lookup(name):       # (a class the normaliser names, Rng.next(rng), is a global too)
+        if name in own:
+            raise KeyError(name)
+        return cells[name].cell_contents if name in cells else user.__globals__[name]
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        path, head = [], node.func
-        while isinstance(head, ast.Attribute):
-            path.append(head.attr)
-            head = head.value
-        if not isinstance(head, ast.Name) or head.id in own:
-            continue        # (a class the normaliser names, Rng.next(rng), is a global too)
-        try:
-            obj = cells[head.id].cell_contents if head.id in cells else \
-                user.__globals__[head.id]
-            for attr in reversed(path):
-                owner, obj = obj, inspect.getattr_static(obj, attr)
-                if isinstance(obj, (staticmethod, classmethod)):
-                    obj = obj.__func__
-                elif inspect.isfunction(obj) and not isinstance(owner, type):
-                    obj = obj.__get__(owner)        # (a method of a user object: bound)
-        except (KeyError, ValueError, AttributeError):
-            continue
-        if callable(obj) and reaches_state(obj):
-            return obj
+        hit = isinstance(node, ast.Call) and state_callee(node.func, lookup)
+        if hit:
+            return hit
     return None
 
 
@@ -269,7 +255,8 @@ def _bind_own_reads(fn, passed, names):
                     name = next(iter(state_names(ops[0].callee))).lstrip(".")
                     where = f"\n  at {t.origin.filename}:{t.origin.line}\n    " \
                         f"{t.origin.text}" if t.origin else ""
-                    raise SecantError(
+                    from secant.ad.reverse import _state_error
+                    raise _state_error(
                         f"{name} is read before a function sets it again (a global or "
                         "nonlocal counter), inside an if or a loop: the reverse pass would "
                         "read it after the call changed it; read it after the call, or "

@@ -448,10 +448,48 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     answer = getattr(fn, "__secant_answer__", None)     # (a derivative _Answer wraps)
     fn = getattr(fn, "__secant_answers__", fn)
     with _gc_paused():
-        gen = _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+        try:
+            gen = _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+        except SecantError as e:
+            gen = _forward_instead(fn, wrt, mode, has_aux, tuple_out, staged, batch, e)
     if answer is None or mode not in _ANSWERED_MODES or not isinstance(gen, types.FunctionType):
         return gen
     return answer.then((wrt, mode, has_aux, tuple_out, staged, batch)).wrap(gen)
+
+
+_FORWARD_GRADS = {}     # (fn, position) -> grad of fn written by forward mode
+
+
+def _forward_instead(fn, wrt, mode, has_aux, tuple_out, staged, batch, error):
+    """grad of a scalar function whose reverse pass would read Python state again at another
+    time than the user's call (a counter's function called twice, in a loop, by a callee:
+    ad/reverse.py _state_error): its Jacobian by forward mode, the jvp over the input's basis,
+    which runs the function once, as JAX's grad does, written as its source
+    (_jacobian_source). Other modes raise `error`, and so does jit of a function with a
+    while loop: the staged jvp's loop, batched over the basis, runs its body's Python once
+    (jit(jacfwd(f)) of such a loop reads the counter once: a known gap, state15o)."""
+    if not getattr(error, "state_rerun", False) or mode != "grad" or has_aux or tuple_out \
+            or batch is not None or len(wrt) != 1 or not isinstance(fn, types.FunctionType) \
+            or staged and _has_while(fn):
+        raise error
+    key = (fn, wrt[0])
+    hit = _FORWARD_GRADS.get(key)
+    if hit is None:
+        hit = _jacobian_source(_Jacobian(fn, wrt[0], False, "jacfwd"), grad=True)
+        if hit is None:
+            raise error
+        if len(_FORWARD_GRADS) > 256:
+            _FORWARD_GRADS.clear()
+        _FORWARD_GRADS[key] = hit
+    return hit
+
+
+def _has_while(fn):
+    """Whether fn's source has a while loop (or cannot be read)."""
+    try:
+        return "while" in inspect.getsource(fn)
+    except (OSError, TypeError):
+        return True
 
 
 @contextlib.contextmanager
@@ -4369,7 +4407,17 @@ class _Jacobian:
             return self._run_nested(args, positions, outer, in_leaves, in_tree)
         base = _base(self.fun, args)
         if self.kind != "jacfwd":   # (generated first, as grad's: a refusal runs no user code)
-            gen = self._used = generate(base, positions, "vjp", staged=_staging())
+            try:
+                gen = self._used = generate(base, positions, "vjp", staged=_staging())
+            except SecantError as e:
+                if not getattr(e, "state_rerun", False) or self.holomorphic:
+                    raise
+                # (its reverse pass would read Python state again: the same matrix by forward
+                # mode, which runs fun once, as JAX's jacrev does)
+                forward = _Jacobian(self.fun, self.argnums, self.has_aux, "jacfwd")
+                out = forward._run(args, positions, outer, outer_batched)
+                self._used = forward._used
+                return out
         # (jacfwd's jvp runs fun's side effects; jacrev's vjp recomputes fun without them)
         if self.kind == "jacfwd":     # the generated jvp, vmapped over the input basis
             quiet = _without_effects(base, self._positions())   # (refused before fun runs)
@@ -4485,8 +4533,9 @@ class _Jacobian:
                     value = inner._shape(args) if value is None else value
                     stacked = j._rows(args, j._positions(), positions, value)
                     aux = j._rows_aux
-            except (SourceError, _errors.UnsupportedError, SecantValueError) as e:
-                if isinstance(e, SecantValueError) and not getattr(e, "no_batching_rule", False):
+            except (SourceError, _errors.UnsupportedError, SecantValueError, SecantError) as e:
+                if isinstance(e, SecantValueError) and not getattr(e, "no_batching_rule", False) \
+                        or type(e) is SecantError and not getattr(e, "state_rerun", False):
                     raise
                 error = error or e          # (the next plan may do)
                 continue
@@ -4650,8 +4699,9 @@ def _forward_derivative(fun, args, directions, lead, split_first=False):
             tree_util.tree_map(shaped, res[1]))
 
 
-def _jacobian_source(jac):
-    """jac (a _Jacobian) written as source: see _Jacobian.__secant_generated__."""
+def _jacobian_source(jac, grad=False):
+    """jac (a _Jacobian) written as source: see _Jacobian.__secant_generated__. grad: jac a
+    jacfwd, written as the gradient of a scalar function (_forward_instead)."""
     from secant.batch import vmap
     several = isinstance(jac.argnums, tuple) and 0 < len(jac.argnums) and all(
         isinstance(a, int) for a in jac.argnums)
@@ -4677,7 +4727,8 @@ def _jacobian_source(jac):
     # t, x) in a PINN)
     x = f"({', '.join(taken[a] for a in positions)},)" if several else taken[positions[0]]
     a, n = positions if several else positions[0], len(taken)
-    fn_name = names.fresh(f"{getattr(jac._inner, '__name__', 'f')}_{jac.kind}")
+    fn_name = names.fresh(f"{getattr(jac._inner, '__name__', 'f')}_"
+                          f"{'grad' if grad else jac.kind}")
     fun, basis = names.fresh("fun"), names.fresh("basis")
     args = ", ".join(taken)
     if jac.kind == "jacfwd":
@@ -4687,6 +4738,12 @@ def _jacobian_source(jac):
         body = [f"{basis} = basis_like({x})",
                 f"_, {columns} = {each}({args}, {tangents})",
                 f"return from_columns({columns}, {x})"]
+        if grad:
+            out = names.fresh("out")
+            body = ["# by forward mode: the reverse pass would read Python state (a counter) "
+                    "again,", "# after later calls changed it", body[0],
+                    f"{out}, {columns} = {each}({args}, {tangents})",
+                    f"return from_columns({columns}, {x}) * grad_seed({out}[0])"]
         plain = jac.fun
         if any(p.default is not p.empty for p in params):     # (its jvp's tangents then come
             plain = load_generated(                             # by keyword: all positional)
@@ -4703,7 +4760,7 @@ def _jacobian_source(jac):
                 f"return from_rows({rows}, {out}, {x})"]
         free = {each: vmap(generate(_op_function(jac.fun), positions, "vjp"),
                            in_axes=(0,) + (None,) * n)}
-    free.update({fun: jac.fun, "basis_like": helpers.basis_like,
+    free.update({fun: jac.fun, "basis_like": helpers.basis_like, "grad_seed": helpers.grad_seed,
                  "from_columns": helpers.from_columns, "from_rows": helpers.from_rows})
     source = _jacobian_function(fn_name, params, taken, body, free)
     if source is not None:
