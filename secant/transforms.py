@@ -461,21 +461,22 @@ _FORWARD_GRADS = {}     # (fn, position) -> grad of fn written by forward mode
 
 
 def _forward_instead(fn, wrt, mode, has_aux, tuple_out, staged, batch, error):
-    """grad of a scalar function whose reverse pass would read Python state again at another
+    """grad (value_and_grad) of a scalar function whose reverse pass would read Python state again at another
     time than the user's call (a counter's function called twice, in a loop, by a callee:
     ad/reverse.py _state_error): its Jacobian by forward mode, the jvp over the input's basis,
     which runs the function once, as JAX's grad does, written as its source
     (_jacobian_source). Other modes raise `error`, and so does jit of a function with a
     while loop: the staged jvp's loop, batched over the basis, runs its body's Python once
     (jit(jacfwd(f)) of such a loop reads the counter once: a known gap, state15o)."""
-    if not getattr(error, "state_rerun", False) or mode != "grad" or has_aux or tuple_out \
+    if not getattr(error, "state_rerun", False) or mode not in ("grad", "value_and_grad") \
+            or has_aux or tuple_out \
             or batch is not None or len(wrt) != 1 or not isinstance(fn, types.FunctionType) \
             or staged and _has_while(fn):
         raise error
-    key = (fn, wrt[0])
+    key = (fn, wrt[0], mode)
     hit = _FORWARD_GRADS.get(key)
     if hit is None:
-        hit = _jacobian_source(_Jacobian(fn, wrt[0], False, "jacfwd"), grad=True)
+        hit = _jacobian_source(_Jacobian(fn, wrt[0], False, "jacfwd"), grad=mode)
         if hit is None:
             raise error
         if len(_FORWARD_GRADS) > 256:
@@ -4699,9 +4700,10 @@ def _forward_derivative(fun, args, directions, lead, split_first=False):
             tree_util.tree_map(shaped, res[1]))
 
 
-def _jacobian_source(jac, grad=False):
-    """jac (a _Jacobian) written as source: see _Jacobian.__secant_generated__. grad: jac a
-    jacfwd, written as the gradient of a scalar function (_forward_instead)."""
+def _jacobian_source(jac, grad=None):
+    """jac (a _Jacobian) written as source: see _Jacobian.__secant_generated__. grad: "grad"
+    or "value_and_grad", jac a jacfwd, written as that of a scalar function
+    (_forward_instead)."""
     from secant.batch import vmap
     several = isinstance(jac.argnums, tuple) and 0 < len(jac.argnums) and all(
         isinstance(a, int) for a in jac.argnums)
@@ -4728,7 +4730,7 @@ def _jacobian_source(jac, grad=False):
     x = f"({', '.join(taken[a] for a in positions)},)" if several else taken[positions[0]]
     a, n = positions if several else positions[0], len(taken)
     fn_name = names.fresh(f"{getattr(jac._inner, '__name__', 'f')}_"
-                          f"{'grad' if grad else jac.kind}")
+                          f"{grad or jac.kind}")
     fun, basis = names.fresh("fun"), names.fresh("basis")
     args = ", ".join(taken)
     if jac.kind == "jacfwd":
@@ -4744,6 +4746,10 @@ def _jacobian_source(jac, grad=False):
                     "again,", "# after later calls changed it", body[0],
                     f"{out}, {columns} = {each}({args}, {tangents})",
                     f"return from_columns({columns}, {x}) * grad_seed({out}[0])"]
+            if grad == "value_and_grad":
+                value = names.fresh("value")
+                body[-1:] = [f"{value} = {out}[0]", f"return {value}, from_columns({columns}, "
+                             f"{x}) * grad_seed({value})"]
         plain = jac.fun
         if any(p.default is not p.empty for p in params):     # (its jvp's tangents then come
             plain = load_generated(                             # by keyword: all positional)

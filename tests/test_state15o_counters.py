@@ -141,7 +141,7 @@ def test_a_callee_drawing_once(x64, transform):
     """Silently wrong before under every transform (the caller's reverse pass recomputed
     noisy_once, drawing again: the gradient of the second draw, key 2 for 1): grad by forward
     mode (one draw, JAX's value); refused where a derivative runs the function again."""
-    if transform in ("grad", "jit_grad", "vmap_grad"):
+    if transform in ("grad", "value_and_grad", "jit_grad", "vmap_grad"):
         check(helper_noisy, "rng", transform)
     else:
         refused(helper_noisy, "rng", transform, r"Rng\.next sets Python state")
@@ -354,12 +354,24 @@ def test_jit_of_counter_programs(x64, f, state):
     assert get() == count
 
 
-@pytest.mark.parametrize("transform", ["value_and_grad", "vjp"])
 @pytest.mark.parametrize("f, state", PROGRAMS, ids=[f.__name__ for f, _ in PROGRAMS])
-def test_counters_refused_in_reverse_only_modes(x64, f, state, transform):
-    """value_and_grad and vjp of these stay refused, before any user code runs (left: their
-    forward-mode forms)."""
-    refused(f, state, transform, "sets Python state")
+def test_counters_value_and_grad(x64, f, state):
+    """value_and_grad by forward mode too: the value is the user's one call's."""
+    reset, get = STATE[state]
+    value, count = replay(f, state, X)
+    want = replay_grad(f, state, X)
+    reset()
+    got_value, got = secant.value_and_grad(f)(X)
+    assert get() == count
+    np.testing.assert_allclose(float(got_value), value, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("f, state", PROGRAMS, ids=[f.__name__ for f, _ in PROGRAMS])
+def test_counters_vjp_refused(x64, f, state):
+    """vjp of these stays refused, before any user code runs (left: its forward-mode form,
+    which would need the primal of the jvp's run)."""
+    refused(f, state, "vjp", "sets Python state")
 
 
 @pytest.mark.xfail(strict=False, reason="jit(jacfwd) of a while loop calling a counter's "
