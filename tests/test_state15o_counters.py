@@ -390,3 +390,40 @@ def test_grad_by_forward_mode_is_readable(x64):
     src = secant.source(secant.grad(loop_range))
     assert "# by forward mode: the reverse pass would read Python state" in src
     assert "grad_seed(" in src
+
+
+SCALAR = [(outer_of_twice, "calls"), (loop_range, "calls"), (layer_twice, "layer"),
+          (closure_loop, "closure")]
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("f, state", SCALAR, ids=[f.__name__ for f, _ in SCALAR])
+def test_counters_grad_of_grad(x64, f, state, jit):
+    """grad(grad) of t -> f(t * X): the second derivative against float64 second differences
+    of the replay, the counter once per call (once per trace under jit)."""
+    reset, get = STATE[state]
+
+    def g(t):
+        return f(t * X)
+
+    def at(t):
+        return replay(g, state, t)[0]
+    _, count = replay(g, state, 0.7)
+    h = 1e-4
+    want = (at(0.7 + h) - 2 * at(0.7) + at(0.7 - h)) / h ** 2
+    reset()
+    gg = secant.grad(secant.grad(g))
+    got = float((secant.jit(gg) if jit else gg)(0.7))
+    assert get() == count
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("f, state", SCALAR, ids=[f.__name__ for f, _ in SCALAR])
+def test_counters_jacfwd_of_grad(x64, f, state):
+    reset, get = STATE[state]
+    _, count = replay(f, state, X)
+    want = grad_fd(lambda v: replay_grad(f, state, v).sum(), X, h=1e-4)
+    reset()
+    got = np.asarray(secant.jacfwd(secant.grad(f))(X)) @ np.ones(3)
+    assert get() == count
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
