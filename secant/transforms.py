@@ -3686,7 +3686,14 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     positions = tuple(i for i in range(len(primals)) if i not in ints)
     primals = _as_arrays(primals, range(len(primals)))     # (as JAX: all of them arrays)
     base = _objects_form(base, primals) or base             # (d * d of user objects: __mul__)
-    gen = generate(base, positions, "vjp", has_aux=False, staged=tracing) if positions else None
+    try:
+        gen = generate(base, positions, "vjp", has_aux=False, staged=tracing) if positions \
+            else None
+    except SecantError as e:
+        if not getattr(e, "state_rerun", False) or tracing or has_aux or positions != (0,) \
+                or len(primals) != 1 or not isinstance(base, types.FunctionType):
+            raise
+        return _forward_vjp(base, primals[0], e)
     if tracing:
         from secant.transformer.functionalize import functionalize
         fun = functionalize(fun)
@@ -3703,6 +3710,26 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
 
 
 _NO_AUX = object()
+
+
+def _forward_vjp(fn, x, error):
+    """vjp(fn, x) where fn's reverse pass would read Python state again (ad/reverse.py
+    _state_error): fn's output and Jacobian from one forward-mode run (its jvp over x's basis,
+    the user's one call, as JAX's vjp runs fn once), the pullback their contraction. An output
+    that is not one array raises `error`."""
+    source = _jacobian_source(_Jacobian(fn, 0, False, "jacfwd"), grad="vjp")
+    if source is None:
+        raise error
+    out, jac = source(x)
+    if not isinstance(out, Array):
+        raise error
+
+    def vjp_fun(ct):
+        if np.shape(ct) != np.shape(out):
+            raise SecantValueError(f"the cotangent's shape {np.shape(ct)} is not the output's "
+                                   f"{np.shape(out)}" + where())
+        return (snp.tensordot(ct, jac, axes=np.ndim(out)),)
+    return out, vjp_fun
 
 
 def vjp_pullback(fun, n):
@@ -4746,7 +4773,9 @@ def _jacobian_source(jac, grad=None):
                     "again,", "# after later calls changed it", body[0],
                     f"{out}, {columns} = {each}({args}, {tangents})",
                     f"return from_columns({columns}, {x}) * grad_seed({out}[0])"]
-            if grad == "value_and_grad":
+            if grad == "vjp":       # (its output and Jacobian, from the one run)
+                body[-1] = f"return {out}[0], from_columns({columns}, {x})"
+            elif grad == "value_and_grad":
                 value = names.fresh("value")
                 body[-1:] = [f"{value} = {out}[0]", f"return {value}, from_columns({columns}, "
                              f"{x}) * grad_seed({value})"]

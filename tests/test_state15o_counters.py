@@ -121,7 +121,7 @@ def refused(f, state, transform, match):
     assert __file__ in str(info.value)      # (names the user's line)
 
 
-RERUN = ("vjp", "jacrev", "jacfwd", "hessian_row_sums")
+RERUN = ("jacrev", "jacfwd", "hessian_row_sums")
 
 
 @pytest.mark.parametrize("transform", sorted(TRANSFORMS))
@@ -141,7 +141,7 @@ def test_a_callee_drawing_once(x64, transform):
     """Silently wrong before under every transform (the caller's reverse pass recomputed
     noisy_once, drawing again: the gradient of the second draw, key 2 for 1): grad by forward
     mode (one draw, JAX's value); refused where a derivative runs the function again."""
-    if transform in ("grad", "value_and_grad", "jit_grad", "vmap_grad"):
+    if transform not in RERUN:
         check(helper_noisy, "rng", transform)
     else:
         refused(helper_noisy, "rng", transform, r"Rng\.next sets Python state")
@@ -367,11 +367,22 @@ def test_counters_value_and_grad(x64, f, state):
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
 
 
-@pytest.mark.parametrize("f, state", PROGRAMS, ids=[f.__name__ for f, _ in PROGRAMS])
-def test_counters_vjp_refused(x64, f, state):
-    """vjp of these stays refused, before any user code runs (left: its forward-mode form,
-    which would need the primal of the jvp's run)."""
-    refused(f, state, "vjp", "sets Python state")
+@pytest.mark.parametrize("f, state", PROGRAMS + [(noisy, "rng"), (ticked, "calls")],
+                         ids=[f.__name__ for f, _ in PROGRAMS] + ["noisy", "ticked"])
+def test_counters_vjp(x64, f, state):
+    """vjp by forward mode (the output and Jacobian of one jvp run over x's basis): the
+    output the user's one call computed, the pullback their contraction; refused before."""
+    reset, get = STATE[state]
+    value, count = replay(f, state, X)
+    want = replay_grad(f, state, X)
+    reset()
+    out, pullback = secant.vjp(f, X)
+    assert get() == count
+    np.testing.assert_allclose(float(out), value, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(pullback(2.0)[0]), 2 * want, rtol=1e-6)
+    assert get() == count
+    with pytest.raises(secant.SecantError, match="cotangent's shape"):
+        pullback(np.ones(2))
 
 
 @pytest.mark.xfail(strict=False, reason="jit(jacfwd) of a while loop calling a counter's "
