@@ -13,7 +13,7 @@ import re
 from secant.errors import SecantError
 from secant.ad import accumulate, algebra, copies, cse, einsum_rules, fields, fold, index_modes
 from secant.ad.stacks import StackReverse, stacks_of
-from secant.ad.state_inputs import called_object, pass_state
+from secant.ad.state_inputs import called_object, pass_state, plain_state_callee
 from secant.ad.vjp_rules import (CONTAINER_VJP, NORMALISED_VJP, SEQUENCE_VJP, SHAPE_ONLY, SPECIAL,
                                  SUMS_COTANGENT, TAKES_UNSUMMED, TRANSPOSED_VJP, UNBROADCAST,
                                  VJP)
@@ -2050,7 +2050,6 @@ _FIELD_SET = re.compile(r"^(\w+)\.(\w+) *(?:[-+*/]?=)(?!=)")
 def _check_fields_read_first(fn, where):
     """Refuses `y = x * self.calls; self.calls += 1` (a Python counter on an object, run as
     written once per call): its reverse pass would read self.calls again after the update."""
-    from secant.errors import SecantError
     sets = {}
     for st in ir.nested(fn.body):
         hit = isinstance(st, ir.Plain) and st.effect and _FIELD_SET.match(st.code.strip())
@@ -2066,10 +2065,10 @@ def _check_fields_read_first(fn, where):
             if isinstance(st, ir.Op) and any(
                     re.search(rf"\b{re.escape(field)}\b", src(o)) for o in st.operands.values()
                     if isinstance(o, ir.Expr)):
-                raise SecantError(f"{field} is read before the function sets it (an attribute "
-                                  "counter): the reverse pass would read it again after the "
-                                  "update; read it after setting it, or differentiate with "
-                                  "secant.jacfwd" + where(st.origin))
+                raise _state_error(f"{field} is read before the function sets it (an attribute "
+                                   "counter): the reverse pass would read it again after the "
+                                   "update; read it after setting it, or differentiate with "
+                                   "secant.jacfwd" + where(st.origin))
         if not sets:
             return
 
@@ -2101,7 +2100,6 @@ def _check_state_replayable(fn, recomputing, replay=False, passed=()):
     left). JAX reads it once, as the call runs; secant refuses where it cannot be sure.
     A callee that calls such a function counts as one (nonlocals.reaches_state); a call
     `passed` the state it read (ad/state_inputs.py) reads no state again, and is not checked."""
-    from secant.errors import SecantError
     from secant.transformer.nonlocals import reached_names as state_names, \
         reaches_state as writes_state
 
@@ -2113,14 +2111,25 @@ def _check_state_replayable(fn, recomputing, replay=False, passed=()):
         "differentiate this function itself with grad or jacfwd"
     # (a replay form: jacfwd's layout, run before the call, reads the state the call reads;
     # a callee's replay in its caller's recompute: the caller's vjp is checked here)
+    for st in ir.nested(fn.body) if recomputing else ():
+        callee = plain_state_callee(st, fn)
+        if callee is not None:      # (a recompute, or jacfwd's layout, runs it again)
+            name = _callee_title(callee)
+            raise _state_error(
+                f"{name} sets Python state (a global, nonlocal or attribute counter) and its "
+                "value is used: a derivative that runs this function again (vjp, jacrev, "
+                "hessian, jacfwd's layout, or a caller's reverse pass) would call it a second "
+                "time and read another value: secant cannot be sure of it; differentiate "
+                "this function itself with grad, or pass the value in as an argument"
+                + where(st.origin))
     for st in ir.nested(fn.body) if recomputing and not replay else ():
         hit = isinstance(st, ir.Plain) and _STATE_READ.match(st.code.strip())
         if hit:
-            raise SecantError(f"{hit.group(2)} is {early}" + where(st.origin))
+            raise _state_error(f"{hit.group(2)} is {early}" + where(st.origin))
         if isinstance(st, ir.Op) and st.op == "call" and \
                 writes_state(called_object(st, fn)) == "early":
-            raise SecantError(f"{_callee_title(called_object(st, fn))} reads state it "
-                              f"sets, {early}" + where(st.origin))
+            raise _state_error(f"{_callee_title(called_object(st, fn))} reads state it "
+                               f"sets, {early}" + where(st.origin))
     if not replay:
         _check_fields_read_first(fn, where)
     stateful, loops = [], [s for s in ir.nested(fn.body) if isinstance(s, (ir.For, ir.While))]
@@ -2142,7 +2151,7 @@ def _check_state_replayable(fn, recomputing, replay=False, passed=()):
                     if re.search(_state_mention(n, own), text)]
             if read and not replay:     # (a replay reads what the call reads)
                 name = _callee_title(callee)
-                raise SecantError(
+                raise _state_error(
                     f"{read[0].lstrip('.')} is read before {name} sets it (a global, nonlocal "
                     "or attribute counter): the reverse pass would read it again after the "
                     "call changed it; read it after the call, or differentiate with "
@@ -2161,12 +2170,23 @@ def _check_state_replayable(fn, recomputing, replay=False, passed=()):
     name = _callee_title(called_object(stateful[-1], fn))
     if replay:
         return
-    raise SecantError(
+    raise _state_error(
         f"{name} sets Python state (a global, nonlocal or attribute counter) and is called "
         "again (or in a loop, or before more state is set) in a function differentiated in "
         f"reverse mode: the reverse pass runs {name} again after later calls changed that "
         "state, and would read their value: secant cannot be sure of it; differentiate with "
         "secant.jacfwd, or call it once" + where(st.origin))
+
+
+def _state_error(message):
+    """A refusal of reverse mode for Python state it would read again at another time than
+    the user's call: marked (state_rerun), so that jacrev, hessian and grad take the same
+    derivative by forward mode instead (secant/transforms.py _forward_instead), which runs the
+    function once, as JAX does."""
+    from secant.errors import SecantError
+    error = SecantError(message)
+    error.state_rerun = True
+    return error
 
 
 def _callee_title(callee):

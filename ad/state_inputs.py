@@ -21,9 +21,9 @@ others stay with ad/reverse.py's refusal (_check_state_replayable)."""
 import inspect
 import re
 
-from secant.errors import SecantError
 from secant.transformer import ir
-from secant.transformer.nonlocals import reaches_state, state_names, writes_state
+from secant.transformer.nonlocals import reaches_state, state_callee, state_names, \
+    writes_state
 from secant.transformer.ops import CONTROL_FLOW
 
 _READ = re.compile(r"\bread_(global|cell)\w*\('(\w+)'\)")
@@ -180,6 +180,34 @@ def called_object(op, fn):
         return None
 
 
+def plain_state_callee(st, fn):
+    """The user function with Python state (nonlocals.reaches_state) that the Plain statement
+    `st` of the canonical form `fn` calls, its value kept as written (`a = Rng.next(rng)`, an
+    inactive call: no derivative flows through it), or None. Read from the statement's source:
+    each callee a dotted name of the function's globals or closure cells."""
+    import ast
+    user = getattr(fn, "function", None)
+    if not isinstance(st, ir.Plain) or st.effect or user is None or "(" not in st.code:
+        return None
+    try:
+        tree = ast.parse(st.code.strip())
+    except SyntaxError:
+        return None
+    cells = dict(zip(getattr(user, "__code__", None) and user.__code__.co_freevars or (),
+                     getattr(user, "__closure__", None) or ()))
+    own = getattr(fn, "locals", set())
+
+    def lookup(name):       # (a class the normaliser names, Rng.next(rng), is a global too)
+        if name in own:
+            raise KeyError(name)
+        return cells[name].cell_contents if name in cells else user.__globals__[name]
+    for node in ast.walk(tree):
+        hit = isinstance(node, ast.Call) and state_callee(node.func, lookup)
+        if hit:
+            return hit
+    return None
+
+
 def _active(op):
     """The positions of the call's arguments the derivative follows, or None (unknown)."""
     from secant.ad.reverse import _has_var
@@ -227,7 +255,8 @@ def _bind_own_reads(fn, passed, names):
                     name = next(iter(state_names(ops[0].callee))).lstrip(".")
                     where = f"\n  at {t.origin.filename}:{t.origin.line}\n    " \
                         f"{t.origin.text}" if t.origin else ""
-                    raise SecantError(
+                    from secant.ad.reverse import _state_error
+                    raise _state_error(
                         f"{name} is read before a function sets it again (a global or "
                         "nonlocal counter), inside an if or a loop: the reverse pass would "
                         "read it after the call changed it; read it after the call, or "

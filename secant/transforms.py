@@ -448,10 +448,49 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     answer = getattr(fn, "__secant_answer__", None)     # (a derivative _Answer wraps)
     fn = getattr(fn, "__secant_answers__", fn)
     with _gc_paused():
-        gen = _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+        try:
+            gen = _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch)
+        except SecantError as e:
+            gen = _forward_instead(fn, wrt, mode, has_aux, tuple_out, staged, batch, e)
     if answer is None or mode not in _ANSWERED_MODES or not isinstance(gen, types.FunctionType):
         return gen
     return answer.then((wrt, mode, has_aux, tuple_out, staged, batch)).wrap(gen)
+
+
+_FORWARD_GRADS = {}     # (fn, position) -> grad of fn written by forward mode
+
+
+def _forward_instead(fn, wrt, mode, has_aux, tuple_out, staged, batch, error):
+    """grad (value_and_grad) of a scalar function whose reverse pass would read Python state again at another
+    time than the user's call (a counter's function called twice, in a loop, by a callee:
+    ad/reverse.py _state_error): its Jacobian by forward mode, the jvp over the input's basis,
+    which runs the function once, as JAX's grad does, written as its source
+    (_jacobian_source). Other modes raise `error`, and so does jit of a function with a
+    while loop: the staged jvp's loop, batched over the basis, runs its body's Python once
+    (jit(jacfwd(f)) of such a loop reads the counter once: a known gap, state15o)."""
+    if not getattr(error, "state_rerun", False) or mode not in ("grad", "value_and_grad") \
+            or has_aux or tuple_out \
+            or batch is not None or len(wrt) != 1 or not isinstance(fn, types.FunctionType) \
+            or staged and _has_while(fn):
+        raise error
+    key = (fn, wrt[0], mode)
+    hit = _FORWARD_GRADS.get(key)
+    if hit is None:
+        hit = _jacobian_source(_Jacobian(fn, wrt[0], False, "jacfwd"), grad=mode)
+        if hit is None:
+            raise error
+        if len(_FORWARD_GRADS) > 256:
+            _FORWARD_GRADS.clear()
+        _FORWARD_GRADS[key] = hit
+    return hit
+
+
+def _has_while(fn):
+    """Whether fn's source has a while loop (or cannot be read)."""
+    try:
+        return "while" in inspect.getsource(fn)
+    except (OSError, TypeError):
+        return True
 
 
 @contextlib.contextmanager
@@ -3650,7 +3689,14 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     positions = tuple(i for i in range(len(primals)) if i not in ints)
     primals = _as_arrays(primals, range(len(primals)))     # (as JAX: all of them arrays)
     base = _objects_form(base, primals) or base             # (d * d of user objects: __mul__)
-    gen = generate(base, positions, "vjp", has_aux=False, staged=tracing) if positions else None
+    try:
+        gen = generate(base, positions, "vjp", has_aux=False, staged=tracing) if positions \
+            else None
+    except SecantError as e:
+        if not getattr(e, "state_rerun", False) or tracing or has_aux or positions != (0,) \
+                or len(primals) != 1 or not isinstance(base, types.FunctionType):
+            raise
+        return _forward_vjp(base, primals[0], e)
     if tracing:
         from secant.transformer.functionalize import functionalize
         fun = functionalize(fun)
@@ -3667,6 +3713,26 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
 
 
 _NO_AUX = object()
+
+
+def _forward_vjp(fn, x, error):
+    """vjp(fn, x) where fn's reverse pass would read Python state again (ad/reverse.py
+    _state_error): fn's output and Jacobian from one forward-mode run (its jvp over x's basis,
+    the user's one call, as JAX's vjp runs fn once), the pullback their contraction. An output
+    that is not one array raises `error`."""
+    source = _jacobian_source(_Jacobian(fn, 0, False, "jacfwd"), grad="vjp")
+    if source is None:
+        raise error
+    out, jac = source(x)
+    if not isinstance(out, Array):
+        raise error
+
+    def vjp_fun(ct):
+        if np.shape(ct) != np.shape(out):
+            raise SecantValueError(f"the cotangent's shape {np.shape(ct)} is not the output's "
+                                   f"{np.shape(out)}" + where())
+        return (snp.tensordot(ct, jac, axes=np.ndim(out)),)
+    return out, vjp_fun
 
 
 def vjp_pullback(fun, n):
@@ -4106,7 +4172,9 @@ def _without_effects(fn, positions):
     call, so each side effect runs once, as JAX's jacfwd/jacrev/hessian trace f once."""
     try:
         replay = generate(fn, tuple(positions), "replay", staged=_staging())
-    except SecantError:     # (the derivative, generated next, says why)
+    except SecantError as e:    # (the derivative, generated next, says why)
+        if getattr(e, "state_rerun", False):
+            raise       # (fn itself would run its state's call twice: once here, once after)
         return fn
     why = _TRACED_PER_CALL.get(fn) if isinstance(fn, types.FunctionType) else None
     if why is not None:     # (traced on each call: its trace, taken once for the call, whose
@@ -4320,6 +4388,18 @@ class _Jacobian:
         res = (_without_effects(base, self._positions()) if quiet else base)(*args)
         return res if self.has_aux else (res, None)
 
+    def _laid_out(self, quiet, args, res, lead):
+        """(fun's output, aux) for jacfwd, after its jvp ran (res: that jvp's outputs, `lead`
+        axes of basis vectors ahead): the output's layout from `quiet` (fun without its Python
+        side effects) run now, which reads the state the user's call left (a cache it filled),
+        and aux the user's call's own (a counter it read; the quiet run reads the state
+        again)."""
+        out = quiet(*args)
+        if not self.has_aux:
+            return out, None
+        first = (0,) * lead
+        return out[0], tree_util.tree_map(lambda leaf: leaf[first], res[2])
+
     def _shape(self, args):
         """Zeros shaped like this Jacobian's value at args (its layout, not its value)."""
         out, _ = self._out(args, quiet=True)
@@ -4358,11 +4438,20 @@ class _Jacobian:
             return self._run_nested(args, positions, outer, in_leaves, in_tree)
         base = _base(self.fun, args)
         if self.kind != "jacfwd":   # (generated first, as grad's: a refusal runs no user code)
-            gen = self._used = generate(base, positions, "vjp", staged=_staging())
+            try:
+                gen = self._used = generate(base, positions, "vjp", staged=_staging())
+            except SecantError as e:
+                if not getattr(e, "state_rerun", False) or self.holomorphic:
+                    raise
+                # (its reverse pass would read Python state again: the same matrix by forward
+                # mode, which runs fun once, as JAX's jacrev does)
+                forward = _Jacobian(self.fun, self.argnums, self.has_aux, "jacfwd")
+                out = forward._run(args, positions, outer, outer_batched)
+                self._used = forward._used
+                return out
         # (jacfwd's jvp runs fun's side effects; jacrev's vjp recomputes fun without them)
-        out, aux = self._out(args, quiet=self.kind == "jacfwd")
-        n_out, n_in = len(tree_util.tree_leaves(out)), len(in_leaves)
         if self.kind == "jacfwd":     # the generated jvp, vmapped over the input basis
+            quiet = _without_effects(base, self._positions())   # (refused before fun runs)
             gen = self._used = generate(base, positions, "jvp", self.has_aux, staged=_staging())
             basis, size = _basis(in_leaves)
             tangents = tree_util.tree_unflatten(in_tree, basis)
@@ -4370,6 +4459,7 @@ class _Jacobian:
             gen = _tangents_last(gen, n_t, n_args)
             if outer is None:
                 res = _vmapped(gen, (None,) * n_args + (0,) * n_t, *args, *tangents, size=size)
+                out, aux = self._laid_out(quiet, args, res, 1)
                 stacked = tree_util.tree_leaves(res[1])
             else:
                 gen2 = generate(gen, tuple(outer[0]), "jvp", staged=_staging())
@@ -4378,6 +4468,8 @@ class _Jacobian:
                     gen2, (None,) * n_args + (0,) * n_t + (None,) * n_o, *args, *tangents,
                     *outer[1], outer_axes=(None,) * (n_args + n_t) + (0,) * n_o
                     if outer_batched else None, size=size)
+                out, aux = self._laid_out(quiet, args, res, 2 if outer_batched else 1)
+                n_out = len(tree_util.tree_leaves(out))
                 if outer_batched:
                     rows = tree_util.tree_leaves(res_dot[1])
                     jac_dot = self._assemble(rows, out, in_leaves, in_tree, True,
@@ -4386,11 +4478,14 @@ class _Jacobian:
                     jac = self._assemble([r[0] for r in res_1], out, in_leaves, in_tree, True)
                     return jac, jac_dot, aux
                 stacked = tree_util.tree_leaves(res[1]) + tree_util.tree_leaves(res_dot[1])
+            n_out = len(tree_util.tree_leaves(out))
             jac = self._assemble(stacked[:n_out], out, in_leaves, in_tree, True)
             jac_dot = None if outer is None else \
                 self._assemble(stacked[n_out:], out, in_leaves, in_tree, True)
             return jac, jac_dot, aux
         # jacrev: one vjp per output element
+        out, aux = self._out(args)
+        n_out, n_in = len(tree_util.tree_leaves(out)), len(in_leaves)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         for leaf in out_leaves:
             dt = _dtype_of(leaf)
@@ -4456,19 +4551,22 @@ class _Jacobian:
         plans = [(order[0], inner), (order[1], inner), (order[0], twin), (order[1], twin)]
         if self._plan:          # the plan that worked last time first
             plans.insert(0, self._plan)
-        value = inner._shape(args)
-        error = None
+        value = None        # (its layout, read after the user's call where the plan makes it
+        error = None        # first: the quiet run then reads what it left, a cache it filled)
         for method, j in plans:
             try:
                 if method == "columns":     # the inner Jacobian's jvps along the whole basis
                     basis = tree_util.tree_unflatten(in_tree, _basis(in_leaves)[0])
                     ran = j._run(args, j._positions(), (positions, basis), outer_batched=True)
                     stacked, aux = tree_util.tree_leaves(ran[1]), ran[2]
+                    value = inner._shape(args) if value is None else value
                 else:
+                    value = inner._shape(args) if value is None else value
                     stacked = j._rows(args, j._positions(), positions, value)
                     aux = j._rows_aux
-            except (SourceError, _errors.UnsupportedError, SecantValueError) as e:
-                if isinstance(e, SecantValueError) and not getattr(e, "no_batching_rule", False):
+            except (SourceError, _errors.UnsupportedError, SecantValueError, SecantError) as e:
+                if isinstance(e, SecantValueError) and not getattr(e, "no_batching_rule", False) \
+                        or type(e) is SecantError and not getattr(e, "state_rerun", False):
                     raise
                 error = error or e          # (the next plan may do)
                 continue
@@ -4632,8 +4730,10 @@ def _forward_derivative(fun, args, directions, lead, split_first=False):
             tree_util.tree_map(shaped, res[1]))
 
 
-def _jacobian_source(jac):
-    """jac (a _Jacobian) written as source: see _Jacobian.__secant_generated__."""
+def _jacobian_source(jac, grad=None):
+    """jac (a _Jacobian) written as source: see _Jacobian.__secant_generated__. grad: "grad"
+    or "value_and_grad", jac a jacfwd, written as that of a scalar function
+    (_forward_instead)."""
     from secant.batch import vmap
     several = isinstance(jac.argnums, tuple) and 0 < len(jac.argnums) and all(
         isinstance(a, int) for a in jac.argnums)
@@ -4660,7 +4760,8 @@ def _jacobian_source(jac):
     # t, x) in a PINN)
     x = f"({', '.join(taken[a] for a in positions)},)" if several else taken[positions[0]]
     a, n = positions if several else positions[0], len(taken)
-    fn_name = names.fresh(f"{getattr(jac._inner, '__name__', 'f')}_{jac.kind}")
+    fn_name = names.fresh(f"{getattr(jac._inner, '__name__', 'f')}_"
+                          f"{grad or jac.kind}")
     fun, basis = names.fresh("fun"), names.fresh("basis")
     args = ", ".join(taken)
     if jac.kind == "jacfwd":
@@ -4671,6 +4772,18 @@ def _jacobian_source(jac):
         body = [f"{basis} = basis_like({x})",                  # not per basis vector)
                 f"_, {columns}{f', {aux}' if aux else ''} = {each}({args}, {tangents})",
                 f"return from_columns({columns}, {x}){f', {aux}' if aux else ''}"]
+        if grad:        # (jac.has_aux is False: _forward_instead refuses has_aux)
+            out = names.fresh("out")
+            body = ["# by forward mode: the reverse pass would read Python state (a counter) "
+                    "again,", "# after later calls changed it", body[0],
+                    f"{out}, {columns} = {each}({args}, {tangents})",
+                    f"return from_columns({columns}, {x}) * grad_seed({out}[0])"]
+            if grad == "vjp":       # (its output and Jacobian, from the one run)
+                body[-1] = f"return {out}[0], from_columns({columns}, {x})"
+            elif grad == "value_and_grad":
+                value = names.fresh("value")
+                body[-1:] = [f"{value} = {out}[0]", f"return {value}, from_columns({columns}, "
+                             f"{x}) * grad_seed({value})"]
         plain = jac.fun
         if any(p.default is not p.empty for p in params):     # (its jvp's tangents then come
             plain = load_generated(                             # by keyword: all positional)
@@ -4687,7 +4800,7 @@ def _jacobian_source(jac):
                 f"return from_rows({rows}, {out}, {x})"]
         free = {each: vmap(generate(_op_function(jac.fun), positions, "vjp"),
                            in_axes=(0,) + (None,) * n)}
-    free.update({fun: jac.fun, "basis_like": helpers.basis_like,
+    free.update({fun: jac.fun, "basis_like": helpers.basis_like, "grad_seed": helpers.grad_seed,
                  "from_columns": helpers.from_columns, "from_rows": helpers.from_rows})
     source = _jacobian_function(fn_name, params, taken, body, free)
     if source is not None:

@@ -218,6 +218,7 @@ CPU_SECONDS = {
     "test_effects19_trip_count.py": 9,
     "test_effects19_state.py": 5,
     "test_state15l_callees.py": 4, "test_state15l_zip.py": 7, "test_state15l_log.py": 3,
+    "test_state15o_counters.py": 15,
     "test_nondet20_sources.py": 30, "test_nondet20_ids.py": 1,
     "test_shape20o_queries.py": 2, "test_shape20o_rows.py": 3,
     "test_bad15n_bad_inputs.py": 17

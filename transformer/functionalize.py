@@ -50,6 +50,7 @@ from secant.backends.errors import SecantError
 from secant.codegen import loader
 from secant.codegen.naming import Names
 from secant.transformer import depth, gast_parse, operators, straight_line
+from secant.transformer.nonlocals import state_callee
 from secant.transformer.hygiene import SCOPES as _SCOPES, copy_tree, walk as _walk, walk_scope
 from secant.transformer.parse import FunctionSource, SourceError, function_source
 
@@ -641,11 +642,21 @@ class _Rewriter:
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and getattr(
                     self.src.closure.get(n.func.id), "__secant_writes_global__", False):
                 return f"its body sets the global {gast.unparse(n.args[0]).strip()}"
+        for n in _scope_nodes(s.body):      # gstep(x), rng.next(): a counter, once per iteration
+            callee = isinstance(n, gast.Call) and state_callee(n.func, self._free_value)
+            if callee:
+                return f"its body calls {gast.unparse(n.func).strip()}, which sets Python state"
         if _contains(s.body, (gast.Break, gast.Continue), False):
             return "it uses break/continue"
         if _contains(s.body, gast.Return):
             return "it returns from inside the loop"
         return None
+
+    def _free_value(self, name):
+        """The value of a free name of the function (KeyError where it is not one)."""
+        if name in self.src.closure:
+            return self.src.closure[name]
+        return self.src.globals[name]
 
     def _carries(self, s, head_reads, defined, later, index=()):
         body_exposed = [v for v in exposed(s.body, set(index))[0]]

@@ -198,6 +198,31 @@ def reached_names(fn):
     return _reach(fn, set())[1]
 
 
+def state_callee(func, lookup):
+    """The callable that the callee expression `func` (a name or a chain of attributes, ast or
+    gast) names where it reaches Python state (reaches_state: `rng.next`, `Rng.next`,
+    `schedule`, `gstep`), else None. lookup(name): the value of a free name of the function
+    (KeyError where it has none). Attributes are read without running a property."""
+    import inspect
+    path, head = [], func
+    while type(head).__name__ == "Attribute":
+        path.append(head.attr)
+        head = head.value
+    if type(head).__name__ != "Name":
+        return None
+    try:
+        obj = lookup(head.id)
+        for attr in reversed(path):
+            owner, obj = obj, inspect.getattr_static(obj, attr)
+            if isinstance(obj, (staticmethod, classmethod)):
+                obj = obj.__func__
+            elif inspect.isfunction(obj) and not isinstance(owner, type):
+                obj = obj.__get__(owner)        # (a method of a user object: bound)
+    except (KeyError, ValueError, AttributeError):
+        return None
+    return obj if callable(obj) and reaches_state(obj) else None
+
+
 def _users_function(fn):
     """Whether `fn` is a Python function with code, not one of secant's, NumPy's, SciPy's or
     JAX's, nor Python's own standard library's (functools.singledispatch's dispatch cache is
@@ -237,6 +262,9 @@ def _read(fn):
 
 def _reach(fn, seen):
     import types
+    made = getattr(fn, "__secant_made_from__", None)
+    if isinstance(made, tuple) and made and made[0] is not fn and "replay" not in made:
+        return _reach(made[0], seen)    # (a derivative of a user function runs its effects)
     own = writes_state(fn)
     if own:
         return own, state_names(fn)

@@ -2236,30 +2236,42 @@ class Normaliser(ContainerMixin):
         """Whether a call of `func` runs a function the user's function is given or made (a
         parameter or a local: haiku's `get`, which splits a key and stores a parameter at each
         call): one call is one run of it, never a text a rule may write twice."""
-        if not isinstance(func, gast.Name) or self.src.generated:
+        if self.src.generated:
             return False
+        if not isinstance(func, gast.Name):
+            return self._sets_state(func)
         if func.id in self._parameter_names() or func.id in self.local_defs \
                 or func.id in self.current:
             return True
         obj = self._resolve(func)       # (a user's function: lifted `get` closing over calls)
         return isinstance(obj, types.FunctionType) and (obj.__module__ or "").split(".")[0] \
             not in ("secant", "numpy", "scipy", "math", "builtins") and not getattr(
-            obj, "__secant_placeholder__", False) and not getattr(obj, "__secant_custom__", False)
+            obj, "__secant_placeholder__", False) and not getattr(
+            obj, "__secant_custom__", False) or self._sets_state(func)
+
+    def _sets_state(self, func):
+        """Whether `func` names a method or callable object that sets Python state (a counter
+        on its object: `rng.next()`, `schedule()`): each call is one step of it, never a text
+        a rule may write twice (`schedule() * snp.sum(w ** 2)`'s derivative read it again)."""
+        obj = self._resolve(func)
+        return obj is not _UNRESOLVED and not isinstance(obj, type) and callable(obj) \
+            and bool(nonlocals.reaches_state(obj))
 
     def _evaluated_once(self, value, func):
         """The inactive call `value` bound to a name of its own, run where the user's code
         runs it: a derivative rule that reads the operand twice (x @ get("w")'s tangent) reads
         the name, never calls it again."""
         obj = self._resolve(func)
+        label = func.id if isinstance(func, gast.Name) else getattr(func, "attr", "call")
         if not self.batching and nonlocals.mutates_outside(obj):
             # (a derivative recomputes what its callee computes, this call too: twice)
             error = self.src.error(self._node, f"{value.src} changes Python state (an object "
                                    f"it is given or closes over) and its value is used: a "
                                    f"derivative that computes it again would run it twice")
-            error.global_flow = (f"{func.id} changes Python state when it runs and its value "
+            error.global_flow = (f"{label} changes Python state when it runs and its value "
                                  "is used")
             raise error
-        name = self.names.fresh(f"{func.id}_out")
+        name = self.names.fresh(f"{label}_out")
         self.out.append(ir.Plain(f"{name} = {value.src}", {name}, self.origin))
         self.once.add(name)
         return ir.Expr(name)
