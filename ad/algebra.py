@@ -89,8 +89,9 @@ def simplified_line(ln, cotangents, shapes, facts=None):
             return ln
         target = f"{tree.targets[0].id} = "
     rewriter = _Rewriter(shapes, facts or {}, cotangents)
-    value = rewriter.expr(tree.value)
-    if not rewriter.changed:
+    composed = _reductions_composed(tree.value)
+    value = rewriter.expr(composed)
+    if not rewriter.changed and composed is tree.value:
         return ln
     return type(ln)(target + ast.unparse(value), ln.indent, ln.kind, ln.origin)
 
@@ -158,6 +159,65 @@ def _kept_dims_unreduce_call(node):
                 k.value.value is True for k in node.keywords):
         return node.args[0], node.args[1]
     return None
+
+
+def _reductions_composed(node):
+    """node with each cotangent of a full sum or mean of a sum over some axes, written as the
+    sum's rule of the outer rule (`unreduce_to(mean_grad_to(t, shape_of(xs, axis=A)),
+    shape_of(xs), axis=A)`: softmax cross-entropy's mean of per-row sums), written as the one
+    rule of the composed reduction: `mean_grad_to(t, shape_of(xs), summed=A)` (a sum's:
+    `unreduce_to(t, shape_of(xs))`). The outer rule has no axis, so t is a scalar (its
+    unreduce_to makes it 0-d or fails) and its result t (or t / n, n the count of the sum's
+    result) everywhere over the sum's result's shape, which the sum's rule makes the same
+    everywhere over xs's broadcast shape: the same values, the array between them not made
+    (ad/helpers.py mean_grad_to). Else node itself."""
+    if not isinstance(node, ast.AST):
+        return node
+    changed = {}
+    for field, old in ast.iter_fields(node):
+        if isinstance(old, list):
+            new = [_reductions_composed(v) for v in old]
+            if any(a is not b for a, b in zip(new, old)):
+                changed[field] = new
+        elif isinstance(old, ast.AST):
+            new = _reductions_composed(old)
+            if new is not old:
+                changed[field] = new
+    if changed:
+        node = type(node)(**{**dict(ast.iter_fields(node)), **changed})
+    got = _composed_rules(node)
+    return node if got is None else got
+
+
+def _composed_rules(call):
+    """`_reductions_composed`'s rewrite of one call, else None."""
+    def named(n, *names):
+        return isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
+            n.func.id in names and len(n.args) == 2 and \
+            not any(isinstance(a, ast.Starred) for a in n.args)
+    if not named(call, "unreduce_to") or {k.arg for k in call.keywords} - {"keepdims"} != \
+            {"axis"}:
+        return None
+    inner, outer_shape = call.args
+    if not named(inner, "unreduce_to", "mean_grad_to") or inner.keywords:
+        return None
+    t, inner_shape = inner.args
+    if not (isinstance(inner_shape, ast.Call) and isinstance(outer_shape, ast.Call) and
+            isinstance(outer_shape.func, ast.Name) and outer_shape.func.id == "shape_of" and
+            not outer_shape.keywords and
+            fold.dump_key(inner_shape.func) == fold.dump_key(outer_shape.func) and
+            fold.dump_key(inner_shape.args) == fold.dump_key(outer_shape.args) and
+            _keywords(inner_shape) == _keywords(call)):
+        return None         # (the sum's result's shape: the same values, so reduced)
+    axis = next(k.value for k in call.keywords if k.arg == "axis")
+    if inner.func.id == "unreduce_to":
+        return ast.Call(ast.Name("unreduce_to", ast.Load()), [t, outer_shape], [])
+    return ast.Call(ast.Name("mean_grad_to", ast.Load()), [t, outer_shape],
+                    [ast.keyword("summed", axis)])
+
+
+def _keywords(call):
+    return sorted((k.arg, fold.dump_key(k.value)) for k in call.keywords)
 
 
 def _number(node):

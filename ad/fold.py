@@ -541,8 +541,11 @@ _ATOMS = (ast.Name, ast.Call, ast.Attribute, ast.Subscript)
 
 
 def _operations(tree):
-    """Calls and operators in `tree`, a negative number (`axis=-1`) not counted: a literal."""
-    return sum(isinstance(n, _OPERATIONS) and not _negative_literal(n) for n in _walk(tree))
+    """Calls and operators in `tree`, a negative number (`axis=-1`) not counted: a literal;
+    nor a shape query `shape_of(...)` (its arguments are names: a shape, as a tuple written
+    out would be, no array computed)."""
+    return sum(isinstance(n, _OPERATIONS) and not _negative_literal(n) and
+               not _shape_query(n) for n in _walk(tree))
 
 
 def _negative_literal(n):

@@ -253,16 +253,21 @@ def unreduce_to(t, shape, axis=None, keepdims=False):
     return snp.broadcast_to(t, shape)
 
 
-def mean_grad_to(t, shape, axis=None, keepdims=False):
-    """mean_grad over a value of `shape` (a tuple: broadcast_shape's), the value not read."""
-    return unreduce_to(t, shape, axis, keepdims) / _count_in(shape, axis)
+def mean_grad_to(t, shape, axis=None, keepdims=False, summed=()):
+    """mean_grad over a value of `shape` (a tuple: broadcast_shape's), the value not read.
+    summed: the cotangent of a mean over every axis of that value's sum over the axes
+    `summed` (`snp.mean(snp.sum(v, axis=-1))`, the two rules in one: ad/algebra.py
+    _reductions_composed): t (a scalar) over `shape`, divided by the count of the other axes."""
+    return unreduce_to(t, shape, axis, keepdims) / _count_in(shape, axis, summed)
 
 
 @constant
-def _count_in(shape, axis):
+def _count_in(shape, axis, summed=()):
     n = 1
+    skipped = _axes(len(shape), summed) if summed != () else ()
     for ax in _axes(len(shape), axis):
-        n *= shape[ax]
+        if ax not in skipped:
+            n *= shape[ax]
     return n
 
 
