@@ -46,6 +46,7 @@ def simplified_lines(lines, cotangents, shapes):
     names bound once at the top level to a full reduction's `unreduce(t, a)` or to grad's seed
     read as such; the same list when nothing changes."""
     facts = _unreduced_names(lines)
+    facts[_BOUND] = _bound_once(lines, cotangents)
     out, changed = [], False
     for ln in lines:
         new = simplified_line(ln, cotangents, shapes, facts)
@@ -61,6 +62,7 @@ def simplifier(lines, cotangents, shapes, unreduced=True):
     facts = _unreduced_names(lines, seeds_only=not unreduced)
     if not unreduced:
         facts = {_SEEDED: facts.get(_SEEDED, set())}
+    facts[_BOUND] = _bound_once(lines, cotangents)
 
     def simplify(ln):
         return simplified_line(ln, cotangents, shapes, facts)
@@ -89,11 +91,32 @@ def simplified_line(ln, cotangents, shapes, facts=None):
             return ln
         target = f"{tree.targets[0].id} = "
     rewriter = _Rewriter(shapes, facts or {}, cotangents)
-    composed = _reductions_composed(tree.value)
+    composed = rewriter.unbroadcasts_merged(_reductions_composed(tree.value))
     value = rewriter.expr(composed)
     if not rewriter.changed and composed is tree.value:
         return ln
     return type(ln)(target + ast.unparse(value), ln.indent, ln.kind, ln.origin)
+
+
+def _bound_once(lines, cotangents):
+    """{g: the tree of its value} for each cotangent g bound once in `lines`, at the top level,
+    by a one-line assignment `g = E` (wherever g is read, it holds E's value: its shape is
+    E's, `_Rewriter.value_alts`)."""
+    count, out = {}, {}
+    for ln in lines:
+        for n in ln.defines:
+            count[n] = count.get(n, 0) + 1
+    for ln in lines:
+        if len(ln.defines) != 1 or ln.kind != "stmt" or ln.indent != 1 or "\n" in ln.code:
+            continue
+        g, = ln.defines
+        if g not in cotangents or count[g] != 1:
+            continue
+        tree = parsed(ln.code).body[0]
+        if isinstance(tree, ast.Assign) and len(tree.targets) == 1 and \
+                isinstance(tree.targets[0], ast.Name) and tree.targets[0].id == g:
+            out[g] = tree.value
+    return out
 
 
 def _unreduced_names(lines, seeds_only=False):
@@ -143,6 +166,15 @@ def _unreduce_call(node):
     """(t, a) of `unreduce(t, a)` (two arguments, no axis), else None."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
             node.func.id == "unreduce" and len(node.args) == 2 and not node.keywords and \
+            not any(isinstance(a, ast.Starred) for a in node.args):
+        return node.args[0], node.args[1]
+    return None
+
+
+def _unbroadcast_call(node):
+    """(t, x) of `unbroadcast(t, x)`, else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id == "unbroadcast" and len(node.args) == 2 and not node.keywords and \
             not any(isinstance(a, ast.Starred) for a in node.args):
         return node.args[0], node.args[1]
     return None
@@ -278,6 +310,8 @@ def _multiset(keys):
 
 
 _SEEDED = object()      # facts' key: the names bound once, at the top level, to grad's seed
+_BOUND = object()       # facts' key: _bound_once's
+_NUMBER = frozenset({frozenset()})      # transformer/shapes.py's alternatives of a real scalar
 
 
 class _Rewriter:
@@ -365,6 +399,78 @@ class _Rewriter:
             return False
         return all(m <= frozenset().union(*combo)
                    for m in mine for combo in itertools.product(*parts))
+
+    # --- sums of a value's unbroadcast cotangents ------------------------------------------------
+    def unbroadcasts_merged(self, node):
+        """node with each sum of unbroadcasts to one value x, `unbroadcast(a, x) +
+        unbroadcast(b, x)`, whose summands provably have one shape (`value_alts`: one
+        alternative, the same symbols), written `unbroadcast(a + b, x)` (summing down is
+        linear; so are the real part and the cast it takes), its sum simplified (a + b * -c is
+        a - b * c); and `grads_as(E, x)` of such an E (or of one unbroadcast to x): E, which
+        unbroadcast already gave x's float dtype (ad/helpers.py). Else node itself."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "grads_as" and len(node.args) == 2 and not node.keywords:
+            inner = self.unbroadcasts_merged(node.args[0])
+            if self._in_dtype_of(inner, node.args[1]):
+                self.changed = True
+                return inner
+            return node if inner is node.args[0] else \
+                ast.Call(node.func, [inner, node.args[1]], [])
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub))):
+            return node
+        terms = self._terms(node, 1, [])
+        calls = [_unbroadcast_call(t) for _, t in terms]
+        if any(c is None for c in calls) or \
+                any(not fold._same(c[1], calls[0][1]) for c in calls[1:]):
+            return node
+        alts = [self.value_alts(c[0]) for c in calls]
+        if not alts[0] or len(alts[0]) != 1 or any(a != alts[0] for a in alts[1:]):
+            return node
+        inner = None
+        for (sign, _), (t, _) in zip(terms, calls):
+            if inner is None:
+                inner = ast.UnaryOp(ast.USub(), t) if sign < 0 else t
+            else:
+                inner = ast.BinOp(inner, ast.Sub() if sign < 0 else ast.Add(), t)
+        self.changed = True
+        return ast.Call(ast.Name("unbroadcast", ast.Load()), [self.expr(inner), calls[0][1]], [])
+
+    def _in_dtype_of(self, node, x, seen=frozenset()):
+        """Whether node is `unbroadcast(t, x)`, a sum or difference of such, or a name bound
+        once at the top level to one (_bound_once): x's float dtype, as grads_as gives."""
+        bound = self.facts.get(_BOUND, {})
+        if isinstance(node, ast.Name) and node.id in bound and node.id not in seen:
+            return self._in_dtype_of(bound[node.id], x, seen | {node.id})
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            return self._in_dtype_of(node.left, x, seen) and \
+                self._in_dtype_of(node.right, x, seen)
+        got = _unbroadcast_call(node)
+        return got is not None and fold._same(got[1], x)
+
+    def value_alts(self, node, seen=frozenset()):
+        """The shape alternatives (transformer/shapes.py) of a cotangent's expression: a name
+        bound once at the top level (_bound_once) is its value's; `unbroadcast(t, x)` has x's
+        shape, grad's seed is a real scalar; sums, products, quotients and signs the broadcast
+        of their parts; anything else as the analysis reads it (a cotangent's name it does not
+        know is a symbol of its own: no other value's shape). None where unknown."""
+        bound = self.facts.get(_BOUND, {})
+        if isinstance(node, ast.Name) and node.id in bound and node.id not in seen:
+            return self.value_alts(bound[node.id], seen | {node.id})
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in _SEEDS:
+                return _NUMBER
+            got = _unbroadcast_call(node)
+            if got is not None:
+                return self._alts(got[1])
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return self.value_alts(node.operand, seen)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult,
+                                                                ast.Div)):
+            parts = [self.value_alts(node.left, seen), self.value_alts(node.right, seen)]
+            if any(not p for p in parts) or len(parts[0]) * len(parts[1]) > 8:
+                return None
+            return frozenset(a | b for a in parts[0] for b in parts[1])
+        return self._alts(node)
 
     def _alts(self, node):
         try:
