@@ -214,7 +214,9 @@ def unreduce(t, a, axis=None, keepdims=False):
 
 
 def mean_grad(t, a, axis=None, keepdims=False):
-    return unreduce(t, a, axis, keepdims) / _count(a, axis)
+    """(t divided before it is spread over a: the same values, one division per element of t,
+    not of a)"""
+    return unreduce(t / _count(a, axis), a, axis, keepdims)
 
 
 def broadcast_shape(*shapes, axis=(), keepdims=False):
@@ -258,7 +260,7 @@ def mean_grad_to(t, shape, axis=None, keepdims=False, summed=()):
     summed: the cotangent of a mean over every axis of that value's sum over the axes
     `summed` (`snp.mean(snp.sum(v, axis=-1))`, the two rules in one: ad/algebra.py
     _reductions_composed): t (a scalar) over `shape`, divided by the count of the other axes."""
-    return unreduce_to(t, shape, axis, keepdims) / _count_in(shape, axis, summed)
+    return unreduce_to(t / _count_in(shape, axis, summed), shape, axis, keepdims)
 
 
 @constant
@@ -389,6 +391,8 @@ def matmul_grad_y(t, x, y):
     t = _summed_to(t, _matmul_shape(x, y))
     if np.ndim(x) == 1 and np.ndim(y) == 1:
         gy = unbroadcast(t * x, y)
+    elif np.ndim(x) == 1 and np.ndim(y) == 2:     # an outer product: one dot_general
+        gy = unbroadcast(snp.tensordot(x, t, axes=0), y)
     elif np.ndim(x) == 1:
         gy = unbroadcast(snp.expand_dims(x, -1) * snp.expand_dims(t, -2), y)
     elif np.ndim(x) == 2 and np.ndim(y) == 1:     # t @ x: one matrix product under vmap

@@ -192,6 +192,7 @@ CPU_SECONDS = {
     "test_lean20z_transpose.py": 4,
     "test_lean20o_reductions.py": 7,
     "test_lean20o_unbroadcasts.py": 3,
+    "test_lean20o_trace.py": 3,
     "test_verlet21_static_ifs.py": 51,
     "test_hstack15m_lists.py": 14, "test_hstack15m_recursion.py": 4,
     "test_lead16_numpy_buffers.py": 4, "test_lead16_type_tests.py": 1,
