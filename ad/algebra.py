@@ -162,22 +162,23 @@ def _unreduced_names(lines, seeds_only=False):
     return out
 
 
-def _unreduce_call(node):
-    """(t, a) of `unreduce(t, a)` (two arguments, no axis), else None."""
+def _two_argument_call(node, name):
+    """(a, b) of `name(a, b)` (two arguments, no keywords), else None."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-            node.func.id == "unreduce" and len(node.args) == 2 and not node.keywords and \
+            node.func.id == name and len(node.args) == 2 and not node.keywords and \
             not any(isinstance(a, ast.Starred) for a in node.args):
         return node.args[0], node.args[1]
     return None
+
+
+def _unreduce_call(node):
+    """(t, a) of `unreduce(t, a)` (two arguments, no axis), else None."""
+    return _two_argument_call(node, "unreduce")
 
 
 def _unbroadcast_call(node):
     """(t, x) of `unbroadcast(t, x)`, else None."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-            node.func.id == "unbroadcast" and len(node.args) == 2 and not node.keywords and \
-            not any(isinstance(a, ast.Starred) for a in node.args):
-        return node.args[0], node.args[1]
-    return None
+    return _two_argument_call(node, "unbroadcast")
 
 
 def _kept_dims_unreduce_call(node):
