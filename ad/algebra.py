@@ -46,6 +46,7 @@ def simplified_lines(lines, cotangents, shapes):
     names bound once at the top level to a full reduction's `unreduce(t, a)` or to grad's seed
     read as such; the same list when nothing changes."""
     facts = _unreduced_names(lines)
+    facts[_BOUND] = _bound_once(lines, cotangents)
     out, changed = [], False
     for ln in lines:
         new = simplified_line(ln, cotangents, shapes, facts)
@@ -61,6 +62,7 @@ def simplifier(lines, cotangents, shapes, unreduced=True):
     facts = _unreduced_names(lines, seeds_only=not unreduced)
     if not unreduced:
         facts = {_SEEDED: facts.get(_SEEDED, set())}
+    facts[_BOUND] = _bound_once(lines, cotangents)
 
     def simplify(ln):
         return simplified_line(ln, cotangents, shapes, facts)
@@ -89,10 +91,32 @@ def simplified_line(ln, cotangents, shapes, facts=None):
             return ln
         target = f"{tree.targets[0].id} = "
     rewriter = _Rewriter(shapes, facts or {}, cotangents)
-    value = rewriter.expr(tree.value)
-    if not rewriter.changed:
+    composed = rewriter.unbroadcasts_merged(_reductions_composed(tree.value))
+    value = rewriter.expr(composed)
+    if not rewriter.changed and composed is tree.value:
         return ln
     return type(ln)(target + ast.unparse(value), ln.indent, ln.kind, ln.origin)
+
+
+def _bound_once(lines, cotangents):
+    """{g: the tree of its value} for each cotangent g bound once in `lines`, at the top level,
+    by a one-line assignment `g = E` (wherever g is read, it holds E's value: its shape is
+    E's, `_Rewriter.value_alts`)."""
+    count, out = {}, {}
+    for ln in lines:
+        for n in ln.defines:
+            count[n] = count.get(n, 0) + 1
+    for ln in lines:
+        if len(ln.defines) != 1 or ln.kind != "stmt" or ln.indent != 1 or "\n" in ln.code:
+            continue
+        g, = ln.defines
+        if g not in cotangents or count[g] != 1:
+            continue
+        tree = parsed(ln.code).body[0]
+        if isinstance(tree, ast.Assign) and len(tree.targets) == 1 and \
+                isinstance(tree.targets[0], ast.Name) and tree.targets[0].id == g:
+            out[g] = tree.value
+    return out
 
 
 def _unreduced_names(lines, seeds_only=False):
@@ -138,13 +162,23 @@ def _unreduced_names(lines, seeds_only=False):
     return out
 
 
-def _unreduce_call(node):
-    """(t, a) of `unreduce(t, a)` (two arguments, no axis), else None."""
+def _two_argument_call(node, name):
+    """(a, b) of `name(a, b)` (two arguments, no keywords), else None."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-            node.func.id == "unreduce" and len(node.args) == 2 and not node.keywords and \
+            node.func.id == name and len(node.args) == 2 and not node.keywords and \
             not any(isinstance(a, ast.Starred) for a in node.args):
         return node.args[0], node.args[1]
     return None
+
+
+def _unreduce_call(node):
+    """(t, a) of `unreduce(t, a)` (two arguments, no axis), else None."""
+    return _two_argument_call(node, "unreduce")
+
+
+def _unbroadcast_call(node):
+    """(t, x) of `unbroadcast(t, x)`, else None."""
+    return _two_argument_call(node, "unbroadcast")
 
 
 def _kept_dims_unreduce_call(node):
@@ -158,6 +192,65 @@ def _kept_dims_unreduce_call(node):
                 k.value.value is True for k in node.keywords):
         return node.args[0], node.args[1]
     return None
+
+
+def _reductions_composed(node):
+    """node with each cotangent of a full sum or mean of a sum over some axes, written as the
+    sum's rule of the outer rule (`unreduce_to(mean_grad_to(t, shape_of(xs, axis=A)),
+    shape_of(xs), axis=A)`: softmax cross-entropy's mean of per-row sums), written as the one
+    rule of the composed reduction: `mean_grad_to(t, shape_of(xs), summed=A)` (a sum's:
+    `unreduce_to(t, shape_of(xs))`). The outer rule has no axis, so t is a scalar (its
+    unreduce_to makes it 0-d or fails) and its result t (or t / n, n the count of the sum's
+    result) everywhere over the sum's result's shape, which the sum's rule makes the same
+    everywhere over xs's broadcast shape: the same values, the array between them not made
+    (ad/helpers.py mean_grad_to). Else node itself."""
+    if not isinstance(node, ast.AST):
+        return node
+    changed = {}
+    for field, old in ast.iter_fields(node):
+        if isinstance(old, list):
+            new = [_reductions_composed(v) for v in old]
+            if any(a is not b for a, b in zip(new, old)):
+                changed[field] = new
+        elif isinstance(old, ast.AST):
+            new = _reductions_composed(old)
+            if new is not old:
+                changed[field] = new
+    if changed:
+        node = type(node)(**{**dict(ast.iter_fields(node)), **changed})
+    got = _composed_rules(node)
+    return node if got is None else got
+
+
+def _composed_rules(call):
+    """`_reductions_composed`'s rewrite of one call, else None."""
+    def named(n, *names):
+        return isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
+            n.func.id in names and len(n.args) == 2 and \
+            not any(isinstance(a, ast.Starred) for a in n.args)
+    if not named(call, "unreduce_to") or {k.arg for k in call.keywords} - {"keepdims"} != \
+            {"axis"}:
+        return None
+    inner, outer_shape = call.args
+    if not named(inner, "unreduce_to", "mean_grad_to") or inner.keywords:
+        return None
+    t, inner_shape = inner.args
+    if not (isinstance(inner_shape, ast.Call) and isinstance(outer_shape, ast.Call) and
+            isinstance(outer_shape.func, ast.Name) and outer_shape.func.id == "shape_of" and
+            not outer_shape.keywords and
+            fold.dump_key(inner_shape.func) == fold.dump_key(outer_shape.func) and
+            fold.dump_key(inner_shape.args) == fold.dump_key(outer_shape.args) and
+            _keywords(inner_shape) == _keywords(call)):
+        return None         # (the sum's result's shape: the same values, so reduced)
+    axis = next(k.value for k in call.keywords if k.arg == "axis")
+    if inner.func.id == "unreduce_to":
+        return ast.Call(ast.Name("unreduce_to", ast.Load()), [t, outer_shape], [])
+    return ast.Call(ast.Name("mean_grad_to", ast.Load()), [t, outer_shape],
+                    [ast.keyword("summed", axis)])
+
+
+def _keywords(call):
+    return sorted((k.arg, fold.dump_key(k.value)) for k in call.keywords)
 
 
 def _number(node):
@@ -218,6 +311,8 @@ def _multiset(keys):
 
 
 _SEEDED = object()      # facts' key: the names bound once, at the top level, to grad's seed
+_BOUND = object()       # facts' key: _bound_once's
+_NUMBER = frozenset({frozenset()})      # transformer/shapes.py's alternatives of a real scalar
 
 
 class _Rewriter:
@@ -305,6 +400,78 @@ class _Rewriter:
             return False
         return all(m <= frozenset().union(*combo)
                    for m in mine for combo in itertools.product(*parts))
+
+    # --- sums of a value's unbroadcast cotangents ------------------------------------------------
+    def unbroadcasts_merged(self, node):
+        """node with each sum of unbroadcasts to one value x, `unbroadcast(a, x) +
+        unbroadcast(b, x)`, whose summands provably have one shape (`value_alts`: one
+        alternative, the same symbols), written `unbroadcast(a + b, x)` (summing down is
+        linear; so are the real part and the cast it takes), its sum simplified (a + b * -c is
+        a - b * c); and `grads_as(E, x)` of such an E (or of one unbroadcast to x): E, which
+        unbroadcast already gave x's float dtype (ad/helpers.py). Else node itself."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "grads_as" and len(node.args) == 2 and not node.keywords:
+            inner = self.unbroadcasts_merged(node.args[0])
+            if self._in_dtype_of(inner, node.args[1]):
+                self.changed = True
+                return inner
+            return node if inner is node.args[0] else \
+                ast.Call(node.func, [inner, node.args[1]], [])
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub))):
+            return node
+        terms = self._terms(node, 1, [])
+        calls = [_unbroadcast_call(t) for _, t in terms]
+        if any(c is None for c in calls) or \
+                any(not fold._same(c[1], calls[0][1]) for c in calls[1:]):
+            return node
+        alts = [self.value_alts(c[0]) for c in calls]
+        if not alts[0] or len(alts[0]) != 1 or any(a != alts[0] for a in alts[1:]):
+            return node
+        inner = None
+        for (sign, _), (t, _) in zip(terms, calls):
+            if inner is None:
+                inner = ast.UnaryOp(ast.USub(), t) if sign < 0 else t
+            else:
+                inner = ast.BinOp(inner, ast.Sub() if sign < 0 else ast.Add(), t)
+        self.changed = True
+        return ast.Call(ast.Name("unbroadcast", ast.Load()), [self.expr(inner), calls[0][1]], [])
+
+    def _in_dtype_of(self, node, x, seen=frozenset()):
+        """Whether node is `unbroadcast(t, x)`, a sum or difference of such, or a name bound
+        once at the top level to one (_bound_once): x's float dtype, as grads_as gives."""
+        bound = self.facts.get(_BOUND, {})
+        if isinstance(node, ast.Name) and node.id in bound and node.id not in seen:
+            return self._in_dtype_of(bound[node.id], x, seen | {node.id})
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            return self._in_dtype_of(node.left, x, seen) and \
+                self._in_dtype_of(node.right, x, seen)
+        got = _unbroadcast_call(node)
+        return got is not None and fold._same(got[1], x)
+
+    def value_alts(self, node, seen=frozenset()):
+        """The shape alternatives (transformer/shapes.py) of a cotangent's expression: a name
+        bound once at the top level (_bound_once) is its value's; `unbroadcast(t, x)` has x's
+        shape, grad's seed is a real scalar; sums, products, quotients and signs the broadcast
+        of their parts; anything else as the analysis reads it (a cotangent's name it does not
+        know is a symbol of its own: no other value's shape). None where unknown."""
+        bound = self.facts.get(_BOUND, {})
+        if isinstance(node, ast.Name) and node.id in bound and node.id not in seen:
+            return self.value_alts(bound[node.id], seen | {node.id})
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in _SEEDS:
+                return _NUMBER
+            got = _unbroadcast_call(node)
+            if got is not None:
+                return self._alts(got[1])
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return self.value_alts(node.operand, seen)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult,
+                                                                ast.Div)):
+            parts = [self.value_alts(node.left, seen), self.value_alts(node.right, seen)]
+            if any(not p for p in parts) or len(parts[0]) * len(parts[1]) > 8:
+                return None
+            return frozenset(a | b for a in parts[0] for b in parts[1])
+        return self._alts(node)
 
     def _alts(self, node):
         try:

@@ -541,8 +541,11 @@ _ATOMS = (ast.Name, ast.Call, ast.Attribute, ast.Subscript)
 
 
 def _operations(tree):
-    """Calls and operators in `tree`, a negative number (`axis=-1`) not counted: a literal."""
-    return sum(isinstance(n, _OPERATIONS) and not _negative_literal(n) for n in _walk(tree))
+    """Calls and operators in `tree`, a negative number (`axis=-1`) not counted: a literal;
+    nor a shape query `shape_of(...)` (its arguments are names: a shape, as a tuple written
+    out would be, no array computed)."""
+    return sum(isinstance(n, _OPERATIONS) and not _negative_literal(n) and
+               not _shape_query(n) for n in _walk(tree))
 
 
 def _negative_literal(n):
@@ -640,10 +643,10 @@ def dump_key(x, memo=None):
 _ATOMS_TYPES = frozenset([str, int, float, complex, bytes, bool, type(None), type(Ellipsis)])
 
 
-def returned_in_place(lines, kept):
+def returned_in_place(lines, kept, simplify=None):
     """`lines` whose last two are `t = E` and `return t`, t a parameter's cotangent (`kept`),
     written as `return E` (and `return F(t)`, t read once there, as `return F(E)` where that
-    fits one row: fold's limits): a person returns the expression (bench/handwritten_grads.py), not a
+    fits one row: fold's limits, then `simplify`d, ad/algebra.py's): a person returns the expression (bench/handwritten_grads.py), not a
     copy of it under a name read nowhere else. Exact: the two lines are consecutive statements
     of the function's body, so E is evaluated where it was, once, and t's binding is read by the
     return alone (no nested def or lambda reads t: none could read it after the return). The
@@ -671,7 +674,7 @@ def returned_in_place(lines, kept):
     returned = parsed(ret.code).body[0].value
     if returned is None or isinstance(returned, ast.Tuple) or t in ret.defines:
         return lines
-    new = _substituted(last, ret, entries=False, one_row=True)
+    new = _substituted(last, ret, entries=False, one_row=True, simplify=simplify)
     if new is None:
         return lines
     return lines[:-2] + [type(ret)(new.code, ret.indent, ret.kind, last.origin)]

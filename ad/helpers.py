@@ -214,7 +214,9 @@ def unreduce(t, a, axis=None, keepdims=False):
 
 
 def mean_grad(t, a, axis=None, keepdims=False):
-    return unreduce(t, a, axis, keepdims) / _count(a, axis)
+    """(t divided before it is spread over a: the same values, one division per element of t,
+    not of a)"""
+    return unreduce(t / _count(a, axis), a, axis, keepdims)
 
 
 def broadcast_shape(*shapes, axis=(), keepdims=False):
@@ -253,16 +255,21 @@ def unreduce_to(t, shape, axis=None, keepdims=False):
     return snp.broadcast_to(t, shape)
 
 
-def mean_grad_to(t, shape, axis=None, keepdims=False):
-    """mean_grad over a value of `shape` (a tuple: broadcast_shape's), the value not read."""
-    return unreduce_to(t, shape, axis, keepdims) / _count_in(shape, axis)
+def mean_grad_to(t, shape, axis=None, keepdims=False, summed=()):
+    """mean_grad over a value of `shape` (a tuple: broadcast_shape's), the value not read.
+    summed: the cotangent of a mean over every axis of that value's sum over the axes
+    `summed` (`snp.mean(snp.sum(v, axis=-1))`, the two rules in one: ad/algebra.py
+    _reductions_composed): t (a scalar) over `shape`, divided by the count of the other axes."""
+    return unreduce_to(t / _count_in(shape, axis, summed), shape, axis, keepdims)
 
 
 @constant
-def _count_in(shape, axis):
+def _count_in(shape, axis, summed=()):
     n = 1
+    skipped = _axes(len(shape), summed) if summed != () else ()
     for ax in _axes(len(shape), axis):
-        n *= shape[ax]
+        if ax not in skipped:
+            n *= shape[ax]
     return n
 
 
@@ -384,6 +391,8 @@ def matmul_grad_y(t, x, y):
     t = _summed_to(t, _matmul_shape(x, y))
     if np.ndim(x) == 1 and np.ndim(y) == 1:
         gy = unbroadcast(t * x, y)
+    elif np.ndim(x) == 1 and np.ndim(y) == 2:     # an outer product: one dot_general
+        gy = unbroadcast(snp.tensordot(x, t, axes=0), y)
     elif np.ndim(x) == 1:
         gy = unbroadcast(snp.expand_dims(x, -1) * snp.expand_dims(t, -2), y)
     elif np.ndim(x) == 2 and np.ndim(y) == 1:     # t @ x: one matrix product under vmap

@@ -1435,7 +1435,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     # a value read once whose fold needs a second row (ad/fold.py wrapped), after the folds
     # within one row: the lines it makes are written so (others as they were)
     # (a return in place within one row first: a two-row fold never takes its place)
-    lines = fold.returned_in_place(lines, bars & kept)
+    lines = fold.returned_in_place(lines, bars & kept, algebra.simplifier(
+        lines, bars, b.shapes, unreduced=False)[0])
     held = list(lines)      # (alive to the end: a new line never takes a freed one's id)
     before = {id(ln) for ln in held}
     lines = fold.folded(lines, bars - kept, temporaries, bars & kept,
@@ -1449,7 +1450,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
                             wrap=True)
     # `x_bar = E; return x_bar` is `return E` (ad/fold.py returned_in_place), laid out as E was
     last, count = lines[-2] if len(lines) > 1 else None, len(lines)
-    lines = fold.returned_in_place(lines, bars & kept)
+    lines = fold.returned_in_place(lines, bars & kept, algebra.simplifier(
+        lines, bars, b.shapes, unreduced=False)[0])
     if last is not None and id(last) in before and len(lines) < count:
         before.add(id(lines[-1]))
     lines = _quotients_not_divided_again(lines, _quotients(fn), bars)

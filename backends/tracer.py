@@ -148,6 +148,9 @@ class Trace:
         # over other values of the same shapes then share one compiled program (issue 19)
         self.hoist = False
         self.hoisted = []
+        self._ones = set()      # the SSA names of values holding a real one everywhere
+        #                         (_times_one; names are unique in a module)
+        self._reshaped = {}     # the SSA name of a reshape's result -> its operand (_reshapes)
 
     def finish(self):
         """The function is traced: a Tracer of it used from now on raises (it leaked)."""
@@ -223,7 +226,10 @@ class Trace:
             return x
         aval = aval_of(x)
         self.body.loc = current_loc()
-        return Tracer(self, aval, self.const(x, aval), self.body)
+        t = Tracer(self, aval, self.const(x, aval), self.body)
+        if _all_ones(x):
+            self._ones.add(t.name)
+        return t
 
     def _check(self, t):
         if t._trace is not self or not self.live or (t._body is not None
@@ -235,6 +241,9 @@ class Trace:
         from secant.backends.lowering import LOWERINGS  # noqa: F401 (registers all)
         loc = current_loc()
         self.body.loc = loc
+        args, params = self._reshapes(prim, args, params)
+        if args is None:
+            return params           # (a reshape to the shape its operand had before)
         avals, names = [], []
         for a in args:
             if isinstance(a, Tracer):
@@ -254,6 +263,9 @@ class Trace:
         w = prim.out_weak([a.weak_type for a in avals], params)
         outs = out if prim.multiple_results else [out]
         outs = [o if o.weak_type == w else o.update(weak_type=w) for o in outs]
+        same = None if prim.multiple_results else _times_one(self, prim, args, outs[0])
+        if same is not None:
+            return same
         self.body.loc = loc
         lower = LOWERINGS.get(prim.name)
         if lower is None:
@@ -261,7 +273,38 @@ class Trace:
         res = lower(self.body, avals, outs if prim.multiple_results else outs[0], *names, **params)
         if prim.multiple_results:
             return [Tracer(self, o, r, self.body) for o, r in zip(outs, res)]
-        return Tracer(self, outs[0], res, self.body)
+        t = Tracer(self, outs[0], res, self.body)
+        if prim.name in ("reshape", "expand_dims") and isinstance(args[0], Tracer):
+            self._reshaped[t.name] = args[0]
+        if prim.name in _SHAPED and args and self._is_ones(args[0]) and \
+                outs[0].dtype.kind in "biuf":
+            self._ones.add(t.name)      # (a one broadcast, reshaped or cast: ones)
+        return t
+
+    def _reshapes(self, prim, args, params):
+        """(args, params) of `prim` with a reshaped operand read from before its reshape
+        where that is the same op: a reshape of a reshape is one reshape of the first's
+        operand (None, that operand, where it has the shape asked for), a broadcast of a
+        reshaped scalar broadcasts the scalar (a reduction's cotangent made (1, 1) then
+        broadcast: ad/helpers.py unreduce). The reshape emitted before stays only if
+        something else reads it (the module keeps only what its results read)."""
+        if not args or not isinstance(args[0], Tracer) or args[0].name not in self._reshaped:
+            return args, params
+        src = self._reshaped[args[0].name]
+        if src._body not in self._open or src._trace is not self:
+            return args, params
+        if prim.name == "reshape":
+            if tuple(params.get("new_sizes", ())) == src.aval.shape and \
+                    set(params) == {"new_sizes"}:
+                return None, src
+            return [src] + list(args[1:]), params
+        if prim.name == "broadcast_in_dim" and src.aval.shape == () and \
+                set(params) == {"shape", "broadcast_dimensions"}:
+            return [src] + list(args[1:]), dict(params, broadcast_dimensions=())
+        return args, params
+
+    def _is_ones(self, c):
+        return c.name in self._ones if isinstance(c, Tracer) else _all_ones(c)
 
     def module(self, outs, num_replicas=1, kind="jit"):
         """The module text for `outs` (a flat list of Tracers or concrete values); pmap's
@@ -276,6 +319,39 @@ class Trace:
                 f"  func.func public @main({args}) -> ({res_types}) {{\n"
                 + body + "\n  }\n}\n")
         return text, [o.aval for o in outs]
+
+
+_SHAPED = ("broadcast_in_dim", "reshape", "convert_element_type")
+
+
+def _times_one(trace, prim, args, out):
+    """The traced operand t of `t * c`, `c * t` or `t / c` where c is a real one (every
+    element: grad's seed, `1.0`, a concrete scalar, or such a constant lifted into the trace,
+    broadcast, reshaped or cast) and the result has t's shape, dtype and weak type:
+    t itself, exactly (x * 1 and x / 1 are x in IEEE arithmetic for real x, NaN, inf and -0.0
+    included; not for complex x, where inf * (1 + 0j) is nan), so no constant, broadcast and
+    multiply are emitted (a derivative's `2 * hs * grad_seed_like(hs)`). Else None."""
+    if prim.name not in ("mul", "div") or len(args) != 2:
+        return None
+    for k in ((0, 1) if prim.name == "mul" else (0,)):
+        t, c = args[k], args[1 - k]
+        if not isinstance(t, Tracer) or t.aval != out or dtypes.is_complex(out.dtype) or \
+                not trace._is_ones(c):
+            continue
+        return t
+    return None
+
+
+def _all_ones(c):
+    """Whether concrete c is a real one of one element (a scalar: a literal in the module,
+    never a hoisted parameter whose value a later call may change, Trace.const)."""
+    if isinstance(c, Tracer):
+        return False
+    try:
+        v = np.asarray(c._value() if type(c) is core._Array else c)
+    except Exception:       # (not a plain array: never read as one)
+        return False
+    return v.dtype.kind in "biuf" and v.size == 1 and bool(v.reshape(()) == 1)
 
 
 def canonical_aval(x):

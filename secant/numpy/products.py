@@ -65,13 +65,18 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
         raise SecantValueError(f"matmul: operands must be at least 1-D, got shapes {a.shape} and "
                                f"{b.shape}{where()}")
     a_vec, b_vec = a.ndim == 1, b.ndim == 1
+    a_shape = (1,) + a.shape if a_vec else a.shape      # (NumPy's rule: a vector gains an
+    b_shape = b.shape + (1,) if b_vec else b.shape      # axis, which the result loses)
+    if a_shape[-1] != b_shape[-2]:
+        raise ShapeError(f"matmul: contracting dimensions differ: {a_shape} @ {b_shape} "
+                         f"({a_shape[-1]} vs {b_shape[-2]}){where()}")
+    if b_vec or a_vec and b.ndim == 2:
+        # a vector contracts as it is, its axis neither added nor squeezed (one dot_general
+        # under jit, as jax's; no reshape before and after it): a's last axis against b's first
+        return _dot_general(a, b, ((a.ndim - 1,), (0,)),
+                            preferred_element_type=preferred_element_type)
     if a_vec:
         a = reshape(a, (1,) + a.shape)
-    if b_vec:
-        b = reshape(b, b.shape + (1,))
-    if a.shape[-1] != b.shape[-2]:
-        raise ShapeError(f"matmul: contracting dimensions differ: {a.shape} @ {b.shape} "
-                         f"({a.shape[-1]} vs {b.shape[-2]}){where()}")
     if b.ndim == 2:
         # No batch on the right: contract directly, the left's batch dims stay in front.
         out = _dot_general(a, b, ((a.ndim - 1,), (0,)),
@@ -83,10 +88,8 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
         nb = len(batch)
         out = _dot_general(a, b, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))),
                            preferred_element_type=preferred_element_type)
-    if b_vec:
-        out = squeeze(out, -1)
     if a_vec:
-        out = squeeze(out, -2 if not b_vec else -1)
+        out = squeeze(out, -2)
     return out
 
 
