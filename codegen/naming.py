@@ -80,6 +80,10 @@ def versions_dropped(source, versions):
     that string names, the string with them). Comments and strings are never renamed."""
     if not source.isascii():        # (ast's columns count bytes; tokenize's, characters)
         return source
+    # (no version spelled in the text, so none a name token: nothing to rename, and neither
+    # the parse nor the two tokenizations, a tenth of a long grad's transform, are needed)
+    if not versions or set(versions).isdisjoint(re.findall(r"[A-Za-z_]\w*", source)):
+        return source
     try:
         tree = ast.parse(source)
     except SyntaxError:
