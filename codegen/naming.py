@@ -110,13 +110,21 @@ def versions_dropped(source, versions):
     renamable = {w for w, k in words.items() if counts.get(w) == k and w in bound and
                  w not in params}
     taken, table = set(words), {}
+    # a name built from v holds v's `_`-parts as parts of its own, v's first among them: the
+    # words holding each part, in the words' order (each version searched only those: the
+    # search of every word for each version was quadratic in a loop's long grad, issue 19)
+    parts = {}
+    for w in words:
+        for part in set(w.split("_")):
+            parts.setdefault(part, []).append(w)
     for v in sorted(versions, key=lambda s: (len(s), s)):
         m = re.fullmatch(r"([A-Za-z]\w*?)_(\d+)", v)
         if m is None or v not in words or m.group(1) in taken or m.group(1) in quoted or \
                 keyword.iskeyword(m.group(1)):
             continue
         built = re.compile(rf"(?:^|(?<=_)){re.escape(v)}(?=_|$)")
-        derived = {w: built.sub(m.group(1), w) for w in words if built.search(w)}
+        derived = {w: built.sub(m.group(1), w) for w in parts.get(v.split("_")[0], ())
+                   if built.search(w)}
         new = set(derived.values())
         if not set(derived) <= renamable or set(derived) & set(table) or new & taken or \
                 len(new) != len(derived) or any(keyword.iskeyword(n) for n in new):
