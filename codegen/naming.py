@@ -102,7 +102,8 @@ def versions_dropped(source, versions):
     for _, _, name in spots:
         counts[name] = counts.get(name, 0) + 1
     words, quoted = {}, set()
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))   # (read twice)
+    for tok in tokens:
         if tok.type == tokenize.NAME:
             words[tok.string] = words.get(tok.string, 0) + 1
         elif tok.type == tokenize.STRING:
@@ -140,19 +141,20 @@ def versions_dropped(source, versions):
             text = lines[line - 1]
             lines[line - 1] = text[:col] + table[name] + text[col + len(name):]
             edits.setdefault(line, []).append((col, len(table[name]) - len(name)))
-    for row, change in _realigned(source, edits).items():
+    for row, change in _realigned(tokens, edits).items():
         text = lines[row - 1]
         lines[row - 1] = " " * change + text if change > 0 else text[-change:]
     return "".join(lines)
 
 
-def _realigned(source, edits):
-    """{row: the change of its indent} for the rows of `source` that continue a statement
-    aligned after an open bracket of an earlier row (`f(a,` then `  b)` under a; a chain of
-    operators continued under its `(`), where `edits` ({row: [(column, change of length)]},
-    the renaming's) moved that bracket: the continuation stays aligned under it."""
+def _realigned(tokens, edits):
+    """{row: the change of its indent} for the rows of a source (`tokens`: its tokens, read
+    once by versions_dropped) that continue a statement aligned after an open bracket of an
+    earlier row (`f(a,` then `  b)` under a; a chain of operators continued under its `(`),
+    where `edits` ({row: [(column, change of length)]}, the renaming's) moved that bracket:
+    the continuation stays aligned under it."""
     moved, stack, seen = {}, [], set()
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+    for tok in tokens:
         row, col = tok.start
         if tok.type in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT,
                         tokenize.DEDENT):
