@@ -80,6 +80,10 @@ def versions_dropped(source, versions):
     that string names, the string with them). Comments and strings are never renamed."""
     if not source.isascii():        # (ast's columns count bytes; tokenize's, characters)
         return source
+    # (no version spelled in the text, so none a name token: nothing to rename, and neither
+    # the parse nor the two tokenizations, a tenth of a long grad's transform, are needed)
+    if not versions or set(versions).isdisjoint(re.findall(r"[A-Za-z_]\w*", source)):
+        return source
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -98,7 +102,8 @@ def versions_dropped(source, versions):
     for _, _, name in spots:
         counts[name] = counts.get(name, 0) + 1
     words, quoted = {}, set()
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))   # (read twice)
+    for tok in tokens:
         if tok.type == tokenize.NAME:
             words[tok.string] = words.get(tok.string, 0) + 1
         elif tok.type == tokenize.STRING:
@@ -106,13 +111,21 @@ def versions_dropped(source, versions):
     renamable = {w for w, k in words.items() if counts.get(w) == k and w in bound and
                  w not in params}
     taken, table = set(words), {}
+    # a name built from v holds v's `_`-parts as parts of its own, v's first among them: the
+    # words holding each part, in the words' order (each version searched only those: the
+    # search of every word for each version was quadratic in a loop's long grad, issue 19)
+    parts = {}
+    for w in words:
+        for part in set(w.split("_")):
+            parts.setdefault(part, []).append(w)
     for v in sorted(versions, key=lambda s: (len(s), s)):
         m = re.fullmatch(r"([A-Za-z]\w*?)_(\d+)", v)
         if m is None or v not in words or m.group(1) in taken or m.group(1) in quoted or \
                 keyword.iskeyword(m.group(1)):
             continue
         built = re.compile(rf"(?:^|(?<=_)){re.escape(v)}(?=_|$)")
-        derived = {w: built.sub(m.group(1), w) for w in words if built.search(w)}
+        derived = {w: built.sub(m.group(1), w) for w in parts.get(v.split("_")[0], ())
+                   if built.search(w)}
         new = set(derived.values())
         if not set(derived) <= renamable or set(derived) & set(table) or new & taken or \
                 len(new) != len(derived) or any(keyword.iskeyword(n) for n in new):
@@ -128,19 +141,20 @@ def versions_dropped(source, versions):
             text = lines[line - 1]
             lines[line - 1] = text[:col] + table[name] + text[col + len(name):]
             edits.setdefault(line, []).append((col, len(table[name]) - len(name)))
-    for row, change in _realigned(source, edits).items():
+    for row, change in _realigned(tokens, edits).items():
         text = lines[row - 1]
         lines[row - 1] = " " * change + text if change > 0 else text[-change:]
     return "".join(lines)
 
 
-def _realigned(source, edits):
-    """{row: the change of its indent} for the rows of `source` that continue a statement
-    aligned after an open bracket of an earlier row (`f(a,` then `  b)` under a; a chain of
-    operators continued under its `(`), where `edits` ({row: [(column, change of length)]},
-    the renaming's) moved that bracket: the continuation stays aligned under it."""
+def _realigned(tokens, edits):
+    """{row: the change of its indent} for the rows of a source (`tokens`: its tokens, read
+    once by versions_dropped) that continue a statement aligned after an open bracket of an
+    earlier row (`f(a,` then `  b)` under a; a chain of operators continued under its `(`),
+    where `edits` ({row: [(column, change of length)]}, the renaming's) moved that bracket:
+    the continuation stays aligned under it."""
     moved, stack, seen = {}, [], set()
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+    for tok in tokens:
         row, col = tok.start
         if tok.type in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT,
                         tokenize.DEDENT):

@@ -85,28 +85,45 @@ def _target_names(targets):
 
 
 def _mentions(stmt):
-    """(name, kind) for each name a top-level statement mentions: "unsafe" for a binding that
+    """[(name, kind)] for each name a top-level statement mentions: "unsafe" for a binding that
     is not a plain top-level assignment or for a name read inside a nested scope, "opaque" for
-    a call of locals() and the like, else "plain"."""
+    a call of locals() and the like, else "plain". (One walk, a stack of (node, whether inside
+    a nested scope), no generator: every statement of every generated function is read here,
+    issue 19; the order of the pairs is no matter to release_dead_names.)"""
     top_plain = isinstance(stmt, _PLAIN)
-    Name, Load = ast.Name, ast.Load
-    nested_names = set()
-    for node in _walk(stmt):
+    AST, Name, Load = ast.AST, ast.Name, ast.Load
+    out = []
+    add = out.append
+    stack = [(stmt, False)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, inside = pop()
         kind = type(node)
         if kind is Name:
-            if id(node) in nested_names:
-                yield node.id, "unsafe"
+            if inside:
+                add((node.id, "unsafe"))
             elif node.id in _OPAQUE and type(node.ctx) is Load:
-                yield node.id, "opaque"
+                add((node.id, "opaque"))
             elif top_plain or type(node.ctx) is Load:
-                yield node.id, "plain"
+                add((node.id, "plain"))
             else:
-                yield node.id, "unsafe"
-        elif kind in _SPECIAL:
+                add((node.id, "unsafe"))
+            continue        # (a Name's only child is its context)
+        if kind in _SPECIAL:
             if kind in _SCOPES:     # everything it mentions is a closure's (or its own)
-                nested_names.update(id(n) for n in _walk(node) if type(n) is Name)
+                inside = True
             for name in _bound_by(node):
-                yield name, "unsafe"
+                add((name, "unsafe"))
+        d = node.__dict__
+        for field in node._fields:
+            value = d.get(field)
+            if type(value) is list:
+                for v in value:
+                    if isinstance(v, AST):
+                        push((v, inside))
+            elif isinstance(value, AST):
+                push((value, inside))
+    return out
 
 
 def _bound_by(node):
