@@ -90,7 +90,7 @@ VJP = {
     "minimum": {"x": "{g} * min_share({x}, {y})", "y": "{g} * min_share({y}, {x})"},
     "arctan2": {"x": "{g} * {y} / ({x} ** 2 + {y} ** 2)",
                 "y": "-{g} * {x} / ({x} ** 2 + {y} ** 2)"},
-    "hypot": {"x": "{g} * {x} / {ans}", "y": "{g} * {y} / {ans}"},
+    "hypot": {"x": "{g} * hypot_share({x}, {ans})", "y": "{g} * hypot_share({y}, {ans})"},
     "logaddexp": {"x": "{g} * snp.exp({x} - {ans})", "y": "{g} * snp.exp({y} - {ans})"},
     "remainder": {"x": "{g}", "y": "-{g} * ({x} // {y})"},
     "where": {"x": "snp.where({condition}, {g}, 0)", "y": "snp.where({condition}, 0, {g})"},

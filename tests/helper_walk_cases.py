@@ -45,6 +45,8 @@ CASES = {
     "var_grad": ("var_grad(t, a, axis=1)", {"t": r(2), "a": r(2, 3)}),
     "std_grad": ("std_grad(t, a, snp.std(a, axis=1), axis=1)", {"t": r(2), "a": A23}),
     "max_share": ("max_share(x, y) * x", {"x": A3, "y": A3 + np.array([0.1, -0.1, 0.2])}),
+    "hypot_share": ("hypot_share(x, snp.hypot(x, y)) * y",
+                    {"x": A3, "y": A3 + np.array([0.1, -0.1, 0.2])}),
     "abs_sign": ("abs_sign(x - 1.0) * x", {"x": A3}),
     "power_log": ("power_log(x) * x", {"x": A3}),
     "min_share": ("min_share(x, y) * x", {"x": A3, "y": A3 + np.array([0.1, -0.1, 0.2])}),

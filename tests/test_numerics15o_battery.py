@@ -17,7 +17,13 @@ from user_programs import numerics
 from user_programs.numerics_expected import EXPECTED
 
 # (program, transform) -> why secant differs from JAX today; strict: a fix removes its entry
-KNOWN = {}
+KNOWN = {
+    ("cumulative_small_ints_keep_dtype", "vmap"): "vmap's cumsum takes no dtype= (refused)",
+    ("cumulative_small_ints_keep_dtype", "jit_vmap"): "vmap's cumsum takes no dtype= (refused)",
+    **{("tiny_float32_values", t): "eager NumPy keeps float32 subnormals (1e-20 ** 2) that XLA "
+       "flushes to zero: sqrt's derivative is 1e17 eagerly, inf under jit and in JAX"
+       for t in ("grad", "vmap_grad", "jvp")},
+}
 
 
 def test_every_pair_has_an_oracle():
@@ -74,3 +80,50 @@ def test_python_int_beyond_default_int_overflows_as_jax():
     for x in (snp.array([1, 2], snp.int32), snp.array([1.0], snp.float16)):
         with pytest.raises(OverflowError, match="does not fit int32"):
             x + 2 ** 40
+
+
+def test_float_to_int32_saturates_eagerly_as_under_jit():
+    """float32 inf and 3e9 -> int32 gave INT_MIN eagerly (the clip's bound, rounded up to
+    2**31 in float32, wrapped); XLA (and JAX) saturate to INT_MAX."""
+    x = snp.array([np.inf, 3e9, -np.inf, np.nan, 2147483520.0, -1.7], snp.float32)
+    want = [2 ** 31 - 1, 2 ** 31 - 1, -2 ** 31, 0, 2147483520, -1]
+    for f in (lambda x: x.astype(snp.int32), secant.jit(lambda x: x.astype(snp.int32))):
+        assert np.asarray(f(x)).tolist() == want
+    assert np.asarray(x.astype(snp.uint32)).tolist()[:2] == [2 ** 32 - 1, 3000000000]
+
+
+def test_cumsum_of_small_ints_keeps_dtype_as_jax():
+    """jnp.cumsum(int8) is int8 (wrapping) and cumprod(uint8) uint8; secant promoted both to
+    32 bits (a different dtype, and different values past 127). bool counts in int32."""
+    s = snp.array([-128, -1, 0, 1, 127], snp.int8)
+    for f in (snp.cumsum, secant.jit(snp.cumsum)):
+        y = f(s)
+        assert y.dtype == np.int8 and np.asarray(y).tolist() == [-128, 127, 127, -128, -1]
+    assert snp.cumprod(snp.array([1, 2], snp.uint8)).dtype == np.uint8
+    assert snp.cumsum(snp.array([True, True])).dtype == np.int32
+    assert snp.cumulative_sum(s).dtype == np.int32          # (promote_integers, as jnp's)
+
+
+def test_bool_floor_divide_mod_power_count_as_int():
+    """True // True is 1 and False // False -1 (int32) in JAX; secant gave bools eagerly,
+    raised under jit, and bool ** 2 stayed bool; under vmap fmod raised."""
+    b = snp.array([True, False])
+    for f in (lambda b: (b // b, b % b, b ** 2, snp.fmod(b, b), b >> b),
+              secant.jit(lambda b: (b // b, b % b, b ** 2, snp.fmod(b, b), b >> b))):
+        got = [np.asarray(v) for v in f(b)]
+        assert all(v.dtype == np.int32 for v in got)
+        assert [v.tolist() for v in got] == [[1, -1], [0, 0], [1, 0], [0, 0], [0, 0]]
+
+
+def test_hypot_gradient_at_the_origin_splits_as_jax():
+    """grad of hypot at (0, 0) was x / hypot = nan; JAX gives 1/2 to each operand."""
+    def f(x, y):
+        return snp.hypot(x, y)
+    zero = np.float32(0.0)
+    for g in (secant.grad(f, argnums=(0, 1)), secant.jit(secant.grad(f, argnums=(0, 1)))):
+        assert [float(v) for v in g(zero, zero)] == [0.5, 0.5]
+    assert float(secant.jvp(f, (zero, zero), (np.float32(1), np.float32(1)))[1]) == 1.0
+    x, y = np.float32(-3.0), np.float32(4.0)
+    np.testing.assert_allclose([float(v) for v in secant.grad(f, argnums=(0, 1))(x, y)],
+                               [-0.6, 0.8], rtol=1e-6)
+    np.testing.assert_allclose(float(secant.grad(secant.grad(f))(x, y)), 16 / 125, rtol=1e-5)

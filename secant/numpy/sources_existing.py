@@ -171,6 +171,8 @@ def _as(x, dtype):
 @source_for(ufuncs.fmod)
 def fmod(x1, x2):
     dt = snp.result_type(x1, x2)
+    if dt == snp.bool_:
+        dt = snp.result_type(0)             # booleans count as the default int, as JAX's
     x1, x2 = _as(x1, dt), _as(x2, dt)
     if snp.issubdtype(dt, snp.integer):
         x2 = snp.where(x2 == 0, 1, x2)      # x % 0 is 0, as NumPy's and JAX's

@@ -204,6 +204,26 @@ def creation_dtypes(n):
     return snp.arange(3) * n, snp.zeros(2) + n, snp.ones(2, i32) * n, snp.linspace(0, 1, 3) * n
 
 
+@program(a([-1.7, np.nan, np.inf, -np.inf, 3e9, -3e9, 300.0, 2147483520.0]), transforms=VALUE)
+def float_to_int_saturates(x):
+    return x.astype(i32), x.astype(np.uint32), x.astype(np.int8), x.astype(np.uint8)
+
+
+@program(a([-128, -1, 0, 1, 127], np.int8), a([0, 1, 128, 255], np.uint8), transforms=VALUE)
+def cumulative_small_ints_keep_dtype(s, u):
+    return snp.cumsum(s), snp.cumprod(u), snp.cumsum(s > 0), s.cumsum(), snp.cumsum(u, dtype=i32)
+
+
+@program(a([True, False], bool), transforms=VALUE)
+def bool_numeric_ops_count_as_int(b):
+    return b // b, b % b, b ** 2, snp.power(b, b), b << b, snp.fmod(b, b), b >> b
+
+
+@program(a([0, 1, 255], np.uint8), transforms=VALUE)
+def uint8_plus_negative_python_int(u):
+    return u + -1, u * -1, u - 1
+
+
 # ---------------------------------------------------------------- NaN / inf corners
 
 @program(a(0.0), transforms=ALL)
@@ -335,6 +355,66 @@ def arctan2_at_origin(y, x):
 @program(a(np.zeros((0,))), transforms=ALL)
 def mean_of_empty(x):
     return snp.mean(x) + snp.max(snp.concatenate([x, snp.array([-1.0])]))
+
+
+@program(a([0.0, 2.0, 3.0]), transforms=ALL)
+def prod_grad_with_one_zero(x):
+    return snp.prod(x)
+
+
+@program(a([0.0, 2.0, 0.0]), transforms=ALL)
+def prod_grad_with_two_zeros(x):
+    return snp.prod(x) + snp.sum(snp.cumprod(x))
+
+
+@program(a([2.0, 2.0, 2.0]), transforms=ALL)
+def std_of_constant(x):
+    return snp.std(x) + snp.var(x, ddof=1)
+
+
+@program(a(0.0), a(2.0), transforms=ALL)
+def power_at_zero_base(x, y):
+    return x ** y + snp.power(x, 0.0)
+
+
+@program(a(-1.5), a(2.0), transforms=ALL)
+def power_of_negative_base(x, y):
+    return snp.power(x, y) + x ** 3.0
+
+
+@program(a(0.0), a(0.0), transforms=ALL)
+def hypot_at_origin(x, y):
+    return snp.hypot(x, y)
+
+
+@program(a(100.0), transforms=ALL)
+def sigmoids_saturate(x):
+    return nn.log_sigmoid(x) + nn.sigmoid(-x) + snp.exp(-x) + nn.log_sigmoid(-x) * 1e-3
+
+
+@program(a([-np.inf, 0.0, 1.0]), transforms=ALL)
+def softmax_with_minus_inf(x):
+    return snp.sum(nn.softmax(x) * snp.array([1.0, 2.0, 3.0])) + nn.log_softmax(x)[2]
+
+
+@program(a([[1.0, 2.0], [2.0, 4.0]]), transforms=ALL)
+def det_of_singular(x):
+    return snp.linalg.det(x)
+
+
+@program(a([[1.0, 5.0, 5.0], [2.0, -np.inf, 1.0]]), transforms=ALL)
+def max_over_axis_ties_and_minus_inf(x):
+    return snp.sum(snp.max(x, axis=1) * snp.array([1.0, 2.0])) + snp.sum(snp.amax(x, axis=0))
+
+
+@program(a(0.0), transforms=ALL)
+def x_over_x_at_zero(x):
+    return x / x + snp.where(x == 0, 1.0, snp.sin(x) / x)
+
+
+@program(a([1e-20, 1.0]), transforms=ALL)
+def tiny_float32_values(x):
+    return snp.sum(snp.sqrt(x * x) + snp.log(x) * 1e-3 + x ** 2)
 
 
 # ---------------------------------------------------------------- shapes
@@ -472,6 +552,26 @@ def complex_promotion(x, z):
 def real_to_complex_and_back(x):
     z = x * (1.0 + 1.0j)
     return snp.sum(snp.abs(z * z) + snp.real(snp.exp(z)))
+
+
+@program(a(0.0 + 0.0j, np.complex64), transforms=ALL)
+def complex_abs_at_zero(z):
+    return snp.abs(z)
+
+
+@program(a(4.0 + 1.0j, np.complex64), transforms=DERIV, holomorphic=True)
+def holomorphic_sqrt_log(z):
+    return snp.sqrt(z) + snp.log(z) * z
+
+
+@program(a([1.0 + 2.0j, -1.0j], np.complex64), transforms=ALL)
+def complex_norm_and_vdot(z):
+    return snp.linalg.norm(z) + snp.real(snp.vdot(z, z * 2.0))
+
+
+@program(a([1.0 + 2.0j, 3.0 - 1.0j], np.complex64), transforms=ALL)
+def complex_sum_abs_squared(z):
+    return snp.sum(snp.abs(z) ** 2 + snp.imag(z * z))
 
 
 # ---------------------------------------------------------------- running a program
