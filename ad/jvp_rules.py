@@ -84,7 +84,7 @@ JVP = {
     "multiply": {"x": "{x_dot} * {y}", "y": "{x} * {y_dot}"},
     "true_divide": {"x": "{x_dot} / {y}", "y": "-{y_dot} * {ans} / {y}"},
     "lax_div": {"x": "{x_dot} / {y}", "y": "-{y_dot} * {ans} / {y}"},
-    "power": {"x": "{x_dot} * {y} * {x} ** ({y} - 1)", "y": "{y_dot} * {ans} * power_log({x})"},
+    "power": {"x": "{x_dot} * power_scale({x}, {y})", "y": "{y_dot} * {ans} * power_log({x})"},
     "maximum": {"x": "{x_dot} * max_share({x}, {y})", "y": "{y_dot} * max_share({y}, {x})"},
     "minimum": {"x": "{x_dot} * min_share({x}, {y})", "y": "{y_dot} * min_share({y}, {x})"},
     "arctan2": {"x": "{x_dot} * {y} / ({x} ** 2 + {y} ** 2)",

@@ -85,7 +85,7 @@ VJP = {
     "subtract": {"x": "{g}", "y": "-{g}"},
     "multiply": {"x": "{g} * {y}", "y": "{x} * {g}"},
     "true_divide": {"x": "{g} / {y}", "y": "-{g} * {ans} / {y}"},
-    "power": {"x": "{g} * {y} * {x} ** ({y} - 1)", "y": "{g} * {ans} * power_log({x})"},
+    "power": {"x": "{g} * power_scale({x}, {y})", "y": "{g} * {ans} * power_log({x})"},
     "maximum": {"x": "{g} * max_share({x}, {y})", "y": "{g} * max_share({y}, {x})"},
     "minimum": {"x": "{g} * min_share({x}, {y})", "y": "{g} * min_share({y}, {x})"},
     "arctan2": {"x": "{g} * {y} / ({x} ** 2 + {y} ** 2)",

@@ -48,6 +48,7 @@ CASES = {
     "hypot_share": ("hypot_share(x, snp.hypot(x, y)) * y",
                     {"x": A3, "y": A3 + np.array([0.1, -0.1, 0.2])}),
     "abs_sign": ("abs_sign(x - 1.0) * x", {"x": A3}),
+    "power_scale": ("power_scale(x, 3) + power_scale(x, 2.5) * x", {"x": A3}),
     "power_log": ("power_log(x) * x", {"x": A3}),
     "min_share": ("min_share(x, y) * x", {"x": A3, "y": A3 + np.array([0.1, -0.1, 0.2])}),
     "clip_mask": ("clip_mask(a, 0.6, 1.2) * a", {"a": A3}),

@@ -127,3 +127,33 @@ def test_hypot_gradient_at_the_origin_splits_as_jax():
     np.testing.assert_allclose([float(v) for v in secant.grad(f, argnums=(0, 1))(x, y)],
                                [-0.6, 0.8], rtol=1e-6)
     np.testing.assert_allclose(float(secant.grad(secant.grad(f))(x, y)), 16 / 125, rtol=1e-5)
+
+
+def test_polynomial_gradient_at_zero_as_jax():
+    """d/dx sum_k c_k x ** k at x = 0 was nan (the k = 0 term's 0 * x ** -1); JAX's integer
+    power makes x ** 0 a constant, so the gradient is c_1. A float exponent of 0 keeps JAX's
+    nan."""
+    def poly(x):
+        s = 0.0
+        for k in range(3):
+            s = s + (k + 1.0) * x ** k
+        return s + snp.power(x, 0)
+    zero = np.float32(0.0)
+    for g in (secant.grad(poly), secant.jit(secant.grad(poly))):
+        assert float(g(zero)) == 2.0
+    assert float(secant.jvp(poly, (zero,), (np.float32(1.0),))[1]) == 2.0
+    assert np.asarray(secant.vmap(secant.grad(poly))(np.zeros(2, np.float32))).tolist() == [2, 2]
+
+    def float_power(x, y):
+        return x ** y
+    assert np.isnan(float(secant.grad(float_power)(zero, zero)))
+
+
+def test_fmax_fmin_ties_give_the_second_operand_the_derivative():
+    """jnp.fmax is where((x1 > x2) | isnan(x2), x1, x2): at a tie x1's derivative is 0
+    (secant split it 1/2, as maximum does)."""
+    def f(x):
+        return snp.fmax(x, 1.0) + snp.fmin(x, 1.0) * 2.0
+    assert float(secant.grad(f)(np.float32(1.0))) == 0.0
+    assert float(secant.grad(f)(np.float32(2.0))) == 1.0
+    assert float(secant.grad(f)(np.float32(0.0))) == 2.0

@@ -417,6 +417,19 @@ def tiny_float32_values(x):
     return snp.sum(snp.sqrt(x * x) + snp.log(x) * 1e-3 + x ** 2)
 
 
+@program(a(0.0), transforms=ALL)
+def polynomial_loop_at_zero(x):
+    s = 0.0
+    for k in range(4):
+        s = s + (k + 1.0) * x ** k
+    return s + snp.power(x, 0) + x ** 0
+
+
+@program(a([1.0, 2.0, np.nan]), transforms=ALL)
+def fmax_fmin_ties_and_nan(x):
+    return snp.sum(snp.fmax(x, 1.0) * 2.0 + snp.fmin(x, 2.0) * 3.0)
+
+
 # ---------------------------------------------------------------- shapes
 
 @program(a(2.0), transforms=ALL)
