@@ -258,6 +258,8 @@ class ForwardBuilder(Walker):
                 return None
             if n == 2:
                 return {"x": "2 * {x} * {x_dot}"}
+            if n == 0 and y.src.lstrip("-").isdigit():      # x ** 0: a constant, as JAX's
+                return {"x": "snp.zeros_like({x_dot})"}
             m = int(n - 1) if n.is_integer() else n - 1
             return {"x": "{x_dot} * " + y.src + " * {x} ** " + str(m)}
         return None

@@ -303,6 +303,13 @@ def max_share(x, y):
     return snp.where(x > y, 1.0, snp.where(x == y, 0.5, 0.0)).astype(snp.result_type(x, y))
 
 
+def hypot_share(x, h):
+    """d hypot(x, y)/dx with h = hypot(x, y): x / h, and 1/2 at the origin (as JAX, whose
+    hypot is max(|x|, |y|) * sqrt(1 + (min / max)^2) there splitting the tie of 0 and 0)."""
+    origin = h == 0
+    return snp.where(origin, 0.5, x / snp.where(origin, 1, h))
+
+
 def abs_sign(x):
     """d|x|/dx as JAX defines it: 1 where x >= 0 (so 1 at 0, and at -0.0), -1 below (a
     constant); for complex x, conj(abs_sign(x)) pairs as x / |x| (0 at 0), which is no
@@ -1139,7 +1146,7 @@ from secant.ad import fft_rules  # noqa: E402  (lax.fft's transpose)
 from secant.ad.fft_rules import fft_transpose  # noqa: E402,F401
 
 NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_seed", "grad_seed_like", "grad_seed_scaled", "unbroadcast", "unreduce", "mean_grad", "unreduce_to", "mean_grad_to", "broadcast_shape", "shape_of", "extremum_grad", "prod_grad",
-         "var_grad", "std_grad", "max_share", "min_share", "abs_sign", "power_log", "clip_mask", "matmul_grad_x", "matmul_grad_x_of_t", "matmul_grad_t_y",
+         "var_grad", "std_grad", "max_share", "min_share", "hypot_share", "abs_sign", "power_log", "clip_mask", "matmul_grad_x", "matmul_grad_x_of_t", "matmul_grad_t_y",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_at_grad",
          "kind_of", "split_at", "attribute_dot", "count_items", "check_unpacked", "static_attribute", "static_item", "static_truth", "check_index", "example_scalar",

@@ -861,6 +861,8 @@ class ReverseBuilder(Walker, StackReverse):
             n = float(y.src)
             if n == 2:
                 return {"x": "2 * {x} * {g}"}
+            if n == 0 and y.src.lstrip("-").isdigit():      # x ** 0: a constant, as JAX's
+                return {"x": "snp.zeros_like({g})"}
             m = int(n - 1) if n.is_integer() else n - 1
             return {"x": "{g} * " + y.src + " * {x} ** " + str(m)}
         return None

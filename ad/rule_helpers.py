@@ -59,6 +59,20 @@ def integer_pow_scale(t, x, y):
     return gx
 
 
+def power_scale(x, y):
+    """d(x ** y)/dx = y * x ** (y - 1); an integer y of 0 gives 0 (JAX's integer_pow: x ** 0
+    is the constant 1, so at x = 0 its derivative is 0, not 0 * x ** -1 = nan). A float y of
+    0 keeps JAX's nan at x = 0."""
+    if isinstance(y, (int, np.integer)) and not isinstance(y, bool):
+        if y == 0:
+            return snp.zeros_like(x)
+        return y * x ** (y - 1)
+    d = y * x ** (y - 1)
+    if snp.issubdtype(snp.result_type(y), snp.integer):
+        d = snp.where(y == 0, 0, d)
+    return d
+
+
 # --- clip: jnp.clip(a, lo, hi) is minimum(maximum(a, lo), hi), so ties split as JAX splits them ---
 @constant
 def clip_share(a, a_min=None, a_max=None):
@@ -842,7 +856,7 @@ def map_vjp(f_vjp, ys_bar, xs, closed=(), consts=(), wrt_xs=True, batch_size=Non
     return outs if len(outs) > 1 else outs[0]
 
 
-NAMES = ("index_exp", "inverse_permutation", "trigamma", "integer_pow_scale", "clip_share", "clip_share_min",
+NAMES = ("index_exp", "inverse_permutation", "trigamma", "integer_pow_scale", "power_scale", "clip_share", "clip_share_min",
          "clip_share_max", "product_grad", "cumsum_grad", "cumsum_transpose", "cumprod_grad",
          "cumextremum_grad", "sort_grad", "take_grad", "take_along_axis_grad",
          "at_share_operand", "at_share_values", "at_set_won", "at_mul_others", "read_back_mode", "pick_mode", "unpad",

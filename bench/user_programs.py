@@ -20,6 +20,8 @@ each failure with the first line of its error.
     .venv/bin/python bench/user_programs.py --sixth    # the sixth battery (the JAX API as
                                 # users combine it: lax control flow, custom rules, transforms
                                 # inside, vmap's arguments, random, tree_util), then its bad inputs
+    .venv/bin/python bench/user_programs.py --numerics # the seventh battery (numerics and
+                                # dtype semantics against JAX's recorded outcomes; x64 off)
 
 In the table: `.` passed, `W` a silently WRONG value (the worst defect), `E` an error from
 secant's internals (KeyError, AttributeError, TypeError, ...), `R` a clear SecantError refusal,
@@ -64,6 +66,35 @@ def outcome(case, name):
     return ".", ""
 
 
+def numerics_main(k):
+    """The seventh battery: each (program, transform) against JAX's recorded outcome."""
+    from user_programs import numerics
+    from user_programs.numerics_expected import EXPECTED
+    cases = [c for c in numerics.CASES if k in c.name]
+    names = numerics.TRANSFORMS
+    width = max(len(c.name) for c in cases)
+    print("program".ljust(width), " ".join(n[:9].ljust(9) for n in names))
+    failures, counts, start = [], {}, time.time()
+    for case in cases:
+        row = []
+        for t in names:
+            if (case.name, t) not in EXPECTED:
+                row.append("-")
+                continue
+            with contextlib.redirect_stdout(io.StringIO()):
+                letter, why = numerics.judge(EXPECTED[case.name, t], numerics.outcome(case, t))
+            counts[letter] = counts.get(letter, 0) + 1
+            row.append(letter)
+            if letter not in ".j":
+                failures.append((case.name, t, letter, why))
+        print(case.name.ljust(width), " ".join(r.ljust(9) for r in row), flush=True)
+    total = sum(counts.values())
+    print(f"\n{counts.get('.', 0) + counts.get('j', 0)}/{total} match JAX ({len(cases)} "
+          f"programs, {time.time() - start:.0f} s): {dict(sorted(counts.items()))}")
+    for case, t, letter, why in failures:
+        print(f"  {letter} {case} / {t}: {why[:160]}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("-k", default="", help="only programs whose name contains this")
@@ -73,7 +104,10 @@ def main():
     parser.add_argument("--fourth", action="store_true", help="the fourth battery (explore15k)")
     parser.add_argument("--fifth", action="store_true", help="the fifth battery (explore15l)")
     parser.add_argument("--sixth", action="store_true", help="the sixth battery (explore15o)")
+    parser.add_argument("--numerics", action="store_true", help="the seventh battery")
     opts = parser.parse_args()
+    if opts.numerics:
+        return numerics_main(opts.k)
     secant.config.update("enable_x64", True)
     later = opts.second or opts.third or opts.fourth or opts.fifth or opts.sixth
     transforms = checks.SECOND_TRANSFORMS if later else checks.TRANSFORMS

@@ -23,12 +23,17 @@ def test_basic_reductions(name, axis):
                                         (np.uint8, np.uint32), (np.bool_, np.int32),
                                         (np.float16, np.float16), (np.float32, np.float32)])
 def test_sum_prod_cumsum_dtypes(dtype, want):
-    def accumulations(lib):
-        return lambda a: [getattr(lib, name)(a, axis=1)
-                          for name in ("sum", "prod", "cumsum", "cumprod")]
+    def accumulations(lib, names):
+        return lambda a: [getattr(lib, name)(a, axis=1) for name in names]
     x = data((3, 4), dtype, 0, 3)
-    check(accumulations(snp), accumulations(np), x, dtype=want,
-          rtol=2e-3 if dtype == np.float16 else 2e-5)
+    rtol = 2e-3 if dtype == np.float16 else 2e-5
+    check(accumulations(snp, ("sum", "prod")), accumulations(np, ("sum", "prod")), x,
+          dtype=want, rtol=rtol)
+    # cumsum/cumprod keep a small int's dtype in JAX 0.10.2 (int8 stays int8; bool counts
+    # in int32): numerics15o's battery records it
+    cum = ("cumsum", "cumprod")
+    check(accumulations(snp, cum), accumulations(np, cum), x,
+          dtype=np.int32 if dtype == np.bool_ else dtype, rtol=rtol)
     assert snp.sum(x, dtype=np.float32).dtype == np.float32
 
 

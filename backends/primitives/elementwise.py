@@ -289,7 +289,10 @@ def _convert(x, new_dtype, weak_type=False):
         x = np.real(x)                            # complex -> real: the real part (as XLA)
     if dtypes.is_float(x.dtype) and dtypes.is_int(new_dtype):
         info = np.iinfo(new_dtype)                # XLA saturates; NaN becomes 0
-        x = np.nan_to_num(np.clip(x, info.min, info.max), nan=0)
+        with np.errstate(invalid="ignore"):       # (the max, rounded up to a float, wraps:
+            out = np.nan_to_num(np.clip(x, info.min, info.max), nan=0).astype(new_dtype)
+        high = x >= info.max                      #  float32(2**31 - 1) is 2**31)
+        return np.where(high, np.asarray(info.max, new_dtype), out) if high.any() else out
     return x.astype(new_dtype)
 
 

@@ -94,11 +94,24 @@ def convert(x, dtype, weak_type=False):
         if x.dtype == dtype and x.weak_type == weak_type:
             return x
         return ew.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak_type)
+    if t is int:
+        return Array._wrap(_python_int(x, dtype), weak_type)
     if t in _SCALARS:
         return Array._wrap(np.asarray(x, dtype=dtype), weak_type)
     if hasattr(x, "__jax_array__"):
         return convert(x.__jax_array__(), dtype, weak_type)
     return Array._wrap(np.array(np.asarray(x), dtype=dtype), weak_type)
+
+
+def _python_int(x, dtype):
+    """A Python int as JAX converts it: it must fit the default integer (int32; int64 with
+    x64), then wraps into a narrower integer dtype (int8 + 300 is 45, uint8 + -1 is 0)."""
+    default = dtypes.canonicalize_dtype(np.int64)
+    info = np.iinfo(default)
+    if not info.min <= x <= info.max:
+        raise OverflowError(f"Python int {x} does not fit {default}, the default integer type "
+                            f"(as in JAX; enable_x64 makes it int64){where()}")
+    return np.asarray(x, dtype=default).astype(dtype)
 
 
 def result_type(*args):

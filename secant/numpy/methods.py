@@ -48,6 +48,8 @@ def _pow(x, y):
         from secant.backends import dtypes
         from secant.backends.primitives import elementwise as ew
         x = snp.conversion.ensure_array(x)
+        if dtypes.is_bool(x.dtype):            # (bool ** 2 is an int32, as in JAX)
+            x = snp.conversion.convert(x, dtypes.default_int())
         if y >= 0 or dtypes.is_inexact(x.dtype):
             return ew.integer_pow_p.bind(x, y=y)
     return snp.power(x, y)

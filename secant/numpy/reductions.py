@@ -355,12 +355,19 @@ def nanargmin(a, axis=None, out=None, keepdims=None):
 
 
 # --- cumulative ----------------------------------------------------------------------------------
-def _cumulative(name, prim, a, axis, dtype, reverse=False):
+def _cumulative(name, prim, a, axis, dtype, reverse=False, promote_integers=False):
+    """jnp's cumulative reductions: a small integer keeps its dtype (int8's cumsum wraps in
+    int8) unless `promote_integers` (cumulative_sum); bool counts in the default int."""
     a = ensure_array(a)
     if axis is None:
         a, axis = ravel(a), 0
     axis = _normalize_axis(axis, a.ndim)
-    dt = dtypes.canonicalize_dtype(dtype) if dtype is not None else _accumulator_dtype(a.dtype)
+    if dtype is not None:
+        dt = dtypes.canonicalize_dtype(dtype)
+    elif promote_integers or dtypes.is_bool(a.dtype):
+        dt = _accumulator_dtype(a.dtype)
+    else:
+        dt = a.dtype
     r = prim.bind(_cast(a, _computation_dtype(dt)), axis=axis, reverse=reverse)
     return _cast(r, dt)
 
@@ -375,7 +382,11 @@ def cumprod(a, axis=None, dtype=None, out=None):
     return _cumulative("cumprod", st.cumprod_p, a, axis, dtype)
 
 
-cumulative_sum = cumsum
+def cumulative_sum(a, axis=None, dtype=None, out=None):
+    _no_out(out, "cumulative_sum")
+    return _cumulative("cumulative_sum", st.cumsum_p, a, axis, dtype, promote_integers=True)
+
+
 cumulative_prod = cumprod
 
 

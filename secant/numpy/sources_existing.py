@@ -154,12 +154,13 @@ def copysign(x1, x2):
 
 @source_for(ufuncs.fmax)
 def fmax(x1, x2):
-    return snp.where(snp.isnan(x1), x2, snp.where(snp.isnan(x2), x1, snp.maximum(x1, x2)))
+    # (as jnp.fmax: a tie takes x2, so x2 gets the whole derivative)
+    return snp.where((x1 > x2) | snp.isnan(x2), x1, x2)
 
 
 @source_for(ufuncs.fmin)
 def fmin(x1, x2):
-    return snp.where(snp.isnan(x1), x2, snp.where(snp.isnan(x2), x1, snp.minimum(x1, x2)))
+    return snp.where((x1 < x2) | snp.isnan(x2), x1, x2)
 
 
 def _as(x, dtype):
@@ -171,6 +172,8 @@ def _as(x, dtype):
 @source_for(ufuncs.fmod)
 def fmod(x1, x2):
     dt = snp.result_type(x1, x2)
+    if dt == snp.bool_:
+        dt = snp.result_type(0)             # booleans count as the default int, as JAX's
     x1, x2 = _as(x1, dt), _as(x2, dt)
     if snp.issubdtype(dt, snp.integer):
         x2 = snp.where(x2 == 0, 1, x2)      # x % 0 is 0, as NumPy's and JAX's

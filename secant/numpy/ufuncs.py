@@ -305,21 +305,27 @@ def logical_not(x, /):
     return ew.not_p.bind(_to_bool(x))
 
 
+def _numeric(*xs):
+    """JAX's promote_args_numeric (shifts, //, %, fmod, power): promoted, then booleans count
+    as the default int (True // True is 1, bool ** 2 an int32)."""
+    if dtypes.is_bool(xs[0].dtype):
+        return [convert(x, dtypes.default_int()) for x in xs]
+    return xs
+
+
 def left_shift(x1, x2, /):
-    return ew.shift_left_p.bind(*_intbool("left_shift", x1, x2))
+    return ew.shift_left_p.bind(*_numeric(*_intbool("left_shift", x1, x2)))
 
 
 def right_shift(x1, x2, /):
-    x1, x2 = _intbool("right_shift", x1, x2)
+    x1, x2 = _numeric(*_intbool("right_shift", x1, x2))
     prim = ew.shift_right_logical_p if dtypes.is_unsigned(x1.dtype) else ew.shift_right_arithmetic_p
     return prim.bind(x1, x2)
 
 
 def power(x1, x2, /):
     exponent = x2
-    x1, x2 = promote(x1, x2)
-    if dtypes.is_bool(x1.dtype):
-        raise SecantTypeError("power is not defined for boolean arrays" + _where())
+    x1, x2 = _numeric(*promote(x1, x2))
     if type(exponent) is int and exponent < 0 and dtypes.is_int(x1.dtype):
         raise SecantTypeError(f"Integers cannot be raised to negative powers, got "
                               f"{x1.dtype.name} ** {exponent} (as in JAX); make the base "
@@ -342,7 +348,7 @@ def _nonzero_divisor(x2):
 
 
 def fmod(x1, x2, /):
-    x1, x2 = promote(x1, x2)
+    x1, x2 = _numeric(*promote(x1, x2))
     return ew.rem_p.bind(x1, _nonzero_divisor(x2))
 
 
@@ -355,7 +361,7 @@ def _not_complex(name, *xs):
 
 def remainder(x1, x2, /):
     """Python's modulo: the result takes the divisor's sign."""
-    x1, x2 = _not_complex("remainder", *promote(x1, x2))
+    x1, x2 = _numeric(*_not_complex("remainder", *promote(x1, x2)))
     x2 = _nonzero_divisor(x2)
     r = ew.rem_p.bind(x1, x2)
     if dtypes.is_unsigned(x1.dtype) or dtypes.is_bool(x1.dtype):
@@ -370,7 +376,7 @@ mod = remainder
 
 
 def floor_divide(x1, x2, /):
-    x1, x2 = _not_complex("floor_divide", *promote(x1, x2))
+    x1, x2 = _numeric(*_not_complex("floor_divide", *promote(x1, x2)))
     if dtypes.is_inexact(x1.dtype):
         return ew.floor_p.bind(ew.div_p.bind(x1, x2))
     q = ew.div_p.bind(x1, x2)
