@@ -1175,6 +1175,32 @@ _retraced = weakref.WeakKeyDictionary()    # function -> OrderedDict: (source, f
 _RETRACED_KEPT = 8
 
 
+def pythons_own(error):
+    """`error`, raised while a function was traced with its call's arguments, where it is the
+    user's code's own Python error, as running the function raises it (an undeclared
+    attribute set on a __slots__ object): no refusal of secant's, raised in a user's frame
+    or by an object of the user's as this module's views forward to it. Its traceback then
+    ends at the user's line, as Python's does (JAX runs the Python: its error is Python's);
+    else None (the trace's own failure: the transform's refusal stands)."""
+    if isinstance(error, SecantError) or not isinstance(error, Exception):
+        return None
+    from secant.backends import errors
+    from secant.transformer.nonlocals import _standard_library
+    tb, last = error.__traceback__, None
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not name.startswith("<") and not errors.is_internal_file(name) \
+                and not _standard_library(name):
+            last = tb       # (a user's frame)
+        elif last is not None and name != __file__:
+            last = None     # (raised inside secant's own code or a library's, below the user's)
+        tb = tb.tb_next
+    if last is None:
+        return None
+    last.tb_next = None
+    return error
+
+
 def retraced(fn, why, arguments=None, active=()):
     """`fn` traced now, following its calls into user functions (record(follow=True)): a
     function whose source is the trace. Traced again on every call, since what it reads (a
