@@ -218,7 +218,8 @@ CPU_SECONDS = {
     "test_effects19_state.py": 5,
     "test_state15l_callees.py": 4, "test_state15l_zip.py": 7, "test_state15l_log.py": 3,
     "test_nondet20_sources.py": 30, "test_nondet20_ids.py": 1,
-    "test_bad15n_bad_inputs.py": 17
+    "test_bad15n_bad_inputs.py": 17,
+    "test_norm15o_outputs.py": 10
 }
 PER_TEST = 0.08
 
