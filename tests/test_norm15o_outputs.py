@@ -124,6 +124,77 @@ def test_no_callee_is_normalised_on_the_side(x64, monkeypatch):
                                atol=1e-8)
 
 
+# --- known gaps: a constant output that a transform still makes an array (errors, not values)
+def _branchy(x):
+    if snp.sum(x) > 0:
+        return snp.sin(x), 2
+    return snp.cos(x), 3
+
+
+def uses_branch_count(x):
+    """a helper's Python `if` on a differentiated value, each branch returning a Python int"""
+    v, n = _branchy(x)
+    total = snp.sum(v)
+    for i in range(n):
+        total = total + x[i] ** 2 / n
+    return total
+
+
+def _loop_pair(x):
+    k = 0
+    acc = x
+    for i in range(3):
+        acc = snp.sin(acc)
+        k = k + 1
+    return acc, k
+
+
+def uses_loop_pair(x):
+    """a Python int counted by a helper's loop over range(3)"""
+    a, k = _loop_pair(x)
+    return snp.sum(a) * k + snp.sum(x[:k])
+
+
+def _scan_pair(x):
+    def step(c, xi):
+        return c + xi, c * xi
+    c, ys = secant.lax.scan(step, 0.0, x)
+    return c, ys, x.shape[0]
+
+
+def uses_scan_pair(x):
+    """(carry, ys, n) of a helper's lax.scan"""
+    c, ys, n = _scan_pair(x)
+    return c * snp.sum(ys) / n + snp.sum(x[: n - 1])
+
+
+def _gap(reason):
+    return pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=reason)
+
+
+_MERGED = ("the helper's `if` merges n from its branches into one name, read as differentiated "
+           "(both its vjp and its jvp say so): range(n) refused; JAX's grad runs the Python")
+_STAGED = ("jit stages the helper's `for i in range(3)` as a lax loop carrying k, which becomes "
+           "a traced int: x[:k] refused; JAX's trace unrolls the loop and keeps k a Python int")
+_BROADCAST = ("vmap of the helper's jvp batches the primal tuple (c, ys, n) whole, its scan "
+              "mixing primal and tangent: n is broadcast to the batch (its leaf flag says "
+              "unbatched, batching/vectorize.py), x[:n - 1] refused")
+
+
+@pytest.mark.parametrize("f, how", [
+    pytest.param(uses_branch_count, "grad", marks=_gap(_MERGED)),
+    pytest.param(uses_branch_count, "jvp", marks=_gap(_MERGED)),
+    pytest.param(uses_loop_pair, "jit_grad", marks=_gap(_STAGED)),
+    (uses_loop_pair, "hessian"),
+    (uses_scan_pair, "grad"),
+    (uses_scan_pair, "jvp"),
+    pytest.param(uses_scan_pair, "hessian", marks=_gap(_BROADCAST)),
+    pytest.param(uses_scan_pair, "jacfwd_grad", marks=_gap(_BROADCAST)),
+], ids=lambda v: getattr(v, "__name__", v))
+def test_constant_outputs_of_loops_and_branches(x64, f, how):
+    test_values(x64, f, how)
+
+
 # --- the trace's own Python errors --------------------------------------------------------------
 class Slots:
     __slots__ = ("w",)
