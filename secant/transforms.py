@@ -3228,13 +3228,14 @@ def _restaging_on():
 def _same_interface(gen, again):
     """Whether generated `again` can stand in for `gen` in code written to call `gen`: the same
     parameters (`again` may add a batched function's size parameter, which a call that does
-    not pass leaves at None), the same outputs batched (a batched function), and for a vjp,
+    not pass leaves at None), the same outputs batched (a batched function) or
+    differentiated (a derivative: what its callers' canonical forms read), and for a vjp,
     the same cotangents summed as arrays and parameters it does not read."""
     made = getattr(gen, "__secant_made_from__", None)
     if made is None:        # (a user's function: its staged form is the same function)
         return True
     size = getattr(gen, "__secant_size_param__", None)
-    attrs = ("__secant_out_batched__", "__secant_unread__") + (
+    attrs = ("__secant_out_batched__", "__secant_out_active__", "__secant_unread__") + (
         ("__secant_size_param__",) if size else ()) + (
         ("__secant_array_params__",) if made[2] == "vjp" else ())
     added = getattr(again, "__secant_size_param__", None) if not size else None
