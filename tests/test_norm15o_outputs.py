@@ -20,20 +20,9 @@ import secant.numpy as snp
 from secant import transforms
 from secant.transformer import normalize
 from central_differences import grad_fd, hessian_fd
+from test_norm15l_unpacked_calls import _value_and_count, uses_count
 
 X = np.array([0.7, 0.4, 1.1, 0.9])
-
-
-def _value_and_count(x):
-    return snp.sum(snp.sin(x) * x), x.shape[0]
-
-
-def uses_count(x):
-    v, n = _value_and_count(x)
-    total = v
-    for i in range(n):
-        total = total + x[i] ** 2 / n
-    return total
 
 
 _CACHE = []
