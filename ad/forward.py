@@ -622,6 +622,10 @@ def build(fn, wrt, mode, names, jvp_of_callee, has_aux=False):
     if b.lines:
         b.lines.append(Line("", 1, "blank"))
     b.origin = fn.result.origin
+    # which outputs it differentiates (a tangent, not zeros): what a caller unpacking them
+    # tracks (normalize.py _call_outputs_active, through transforms._outputs_active)
+    fn.outputs_active = tuple(b.tangent(i) is not None for i in result.items) \
+        if isinstance(result, ir.Seq) and not has_aux else None
     if mode == "jvp_scan":
         if isinstance(result, ir.Seq) and len(result.items) == 2:
             pairs = [_output(b, item) for item in result.items]

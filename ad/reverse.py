@@ -1307,6 +1307,10 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     b.pair_calls = mode != "replay"
     b.replay_form = mode == "replay"
     result = fn.result.value
+    # which outputs it differentiates (a cotangent read, _unpack_output_bar; the replay's: as
+    # the vjp's): what a caller unpacking them tracks (normalize.py _call_outputs_active)
+    fn.outputs_active = tuple(_has_var(i) for i in result.items) \
+        if isinstance(result, ir.Seq) and not has_aux else None
     if mode == "replay":        # the forward pass alone, without its Python side effects
         b.forward(fn.body)
         b.lines.append(Line(f"return {src(result)}", 1, origin=fn.result.origin))

@@ -30,7 +30,8 @@ stats = _records.stats
 _count = _records.count
 _ATTRS = frozenset(("__secant_source__", "__secant_out_batched__", "__secant_inline__",
                     "__secant_wrt_names__", "__secant_effects__", "__secant_array_params__",
-                    "__secant_guards__", "__secant_staging__", "__secant_state_params__"))
+                    "__secant_guards__", "__secant_staging__", "__secant_state_params__",
+                    "__secant_out_active__"))
 
 
 def key(fn, positions, mode, has_aux, tuple_out):
@@ -83,6 +84,7 @@ def _record(fn, gen):
     made = {"__secant_made_from__"}
     if type(gen) is not types.FunctionType or set(gen.__dict__) - made != _ATTRS \
             or gen.__secant_inline__ is not None or gen.__secant_out_batched__ is not None \
+            or gen.__secant_out_active__ is not None \
             or gen.__secant_effects__ is not False or gen.__secant_staging__ != (fn, ()) \
             or gen.__secant_state_params__ != ():     # (a vjp taking the state it reads)
         return None
@@ -207,6 +209,7 @@ def _loaded(rec, fn):
             gen, text, {int(k): (f, n) for k, f, n in canonical_origins},
             {local: value(kind, what) for local, kind, what in names})
     gen.__secant_out_batched__ = None
+    gen.__secant_out_active__ = None
     gen.__secant_inline__ = None
     gen.__secant_wrt_names__ = tuple(rec["wrt"])
     gen.__secant_effects__ = False

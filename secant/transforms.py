@@ -959,7 +959,7 @@ def _per_call_dispatcher(fn, wrt, mode, has_aux, tuple_out, staged, batch):
 
 def _traced_for_call(fn, how, /, **arguments):
     """(per_call(fn, how, **arguments): the form `how` says of fn traced with `arguments`)"""
-    from secant.transformer.trace_source import retraced
+    from secant.transformer.trace_source import pythons_own, retraced
     mode, wrt, has_aux, tuple_out, staged, batch = how
     why, error = _TRACED_WITH_ARGUMENTS[fn]
     if how in _CALLEES_PER_CALL.get(fn, ()):
@@ -974,11 +974,14 @@ def _traced_for_call(fn, how, /, **arguments):
                      for k, v in arguments.items()}
         traced = retraced(fn, why, given, {names[i] for i in wrt if i < len(names)})
     except Exception as t:      # (not traceable with the arguments either)
+        own = pythons_own(t)    # (the user's code's own Python error: raised as Python's)
         if fn in _ESCALATED:    # (traced whole for a run-time callee's error: that error
             del _ESCALATED[fn]  # stands, and fn is transformed from its source again)
             _TRACED_WITH_ARGUMENTS.pop(fn, None)
             _ESCALATION_FAILED[fn] = True
-            raise error from None
+            raise (own or error) from None
+        if own is not None:
+            raise own from None
         try:    # fn's own source, its callees traced with their arguments where they must be
             if not isinstance(t, SecantError):  # (where the trace refused, not where the
                 raise error                     # user's code failed on its values)
@@ -1368,6 +1371,26 @@ def _outputs_batched(staged, batch):
     return outputs_batched
 
 
+def _outputs_active(staged, mode):
+    """The normaliser's reading, differentiating in `mode`, of which of the n outputs of a
+    call unpacked into names are differentiated (callee, positions, n -> flags, None where
+    unknown): those the callee's derivative that ad/ calls for it says it differentiates
+    (its __secant_out_active__: forward.build, reverse.build), the derivative generated once
+    for both. Reverse mode reads the vjp given its output (reads_given_out's, every plain
+    callee's first) where not staged; a replay, the callee's replay."""
+    sub_mode = "jvp" if mode in forward.MODES else "replay" if mode == "replay" else \
+        "vjp" if staged else "vjp_out"
+
+    def outputs_active(callee, positions, n):
+        try:
+            sub = generate(callee, positions, sub_mode, staged=staged)
+        except SecantError:     # (the caller's derivative of the call says why)
+            return None
+        flags = getattr(sub, "__secant_out_active__", None)
+        return flags if flags is not None and len(flags) == n else None
+    return outputs_active
+
+
 def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     state_in = mode == "vjp_state"      # (a vjp taking the state it reads: ad/state_inputs.py)
     if state_in:
@@ -1393,7 +1416,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     fn_ir = normalise(fn, wrt, "vmap", batch_rules.opaque(
         {**helpers.by_name(), **batch_helpers.by_name()}), reserved,
         _outputs_batched(staged, batch), getattr(batch, "computed", frozenset())) \
-        if mode == "vmap" else normalise(fn, wrt, reserved=reserved)
+        if mode == "vmap" else normalise(fn, wrt, reserved=reserved,
+                                         outputs_of=_outputs_active(staged, mode))
     owner = [p for p in fn.__qualname__.split(".")[:-1] if p.isidentifier()]
     base_name = fn_ir.name if fn_ir.name != "__call__" else \
         (owner[-1].lower() if owner else "") + "_call"     # Layer.__call__: layer_call_grad
@@ -1621,6 +1645,7 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
     if canonical is not None:       # a transform of it reads every value under its name
         gen.__secant_source__ = _canonical_source(gen, canonical, canonical_origins, free)
     gen.__secant_out_batched__ = flags
+    gen.__secant_out_active__ = getattr(fn_ir, "outputs_active", None)
     if mode == "vmap":
         gen.__secant_out_leaves__ = out_leaves
     if size_param is not None:
@@ -3245,13 +3270,14 @@ def _restaging_on():
 def _same_interface(gen, again):
     """Whether generated `again` can stand in for `gen` in code written to call `gen`: the same
     parameters (`again` may add a batched function's size parameter, which a call that does
-    not pass leaves at None), the same outputs batched (a batched function), and for a vjp,
+    not pass leaves at None), the same outputs batched (a batched function) or
+    differentiated (a derivative: what its callers' canonical forms read), and for a vjp,
     the same cotangents summed as arrays and parameters it does not read."""
     made = getattr(gen, "__secant_made_from__", None)
     if made is None:        # (a user's function: its staged form is the same function)
         return True
     size = getattr(gen, "__secant_size_param__", None)
-    attrs = ("__secant_out_batched__", "__secant_unread__") + (
+    attrs = ("__secant_out_batched__", "__secant_out_active__", "__secant_unread__") + (
         ("__secant_size_param__",) if size else ()) + (
         ("__secant_array_params__",) if made[2] == "vjp" else ())
     added = getattr(again, "__secant_size_param__", None) if not size else None
@@ -3867,13 +3893,13 @@ def _normalised_source(fn, positions, mode):
         opaque = batch_rules.opaque({**helpers.by_name(), **batch_helpers.by_name()})
         try:
             return to_source(normalise(fn, tuple(positions), "vmap", opaque,
-                                       outputs_batched=_outputs_batched(False, None)))
+                                       outputs_of=_outputs_batched(False, None)))
         except SecantError as e:    # an `if` on a batched value: vmap reads the lax.cond form
             if not getattr(e, "batched_test", False):
                 raise
             return to_source(normalise(_op_function(staged(fn)), tuple(positions), "vmap",
-                                       opaque, outputs_batched=_outputs_batched(False, None)))
-    return to_source(normalise(fn, tuple(positions)))
+                                       opaque, outputs_of=_outputs_batched(False, None)))
+    return to_source(normalise(fn, tuple(positions), outputs_of=_outputs_active(False, "vjp")))
 
 
 # --- forward mode: jvp, linearize, jacobians, hessian ------------------------------------------

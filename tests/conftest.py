@@ -225,7 +225,8 @@ CPU_SECONDS = {
     "test_nondet20_sources.py": 30, "test_nondet20_ids.py": 1,
     "test_shape20o_queries.py": 2, "test_shape20o_rows.py": 3,
     "test_bad15n_bad_inputs.py": 17,
-    "test_numerics15o_battery.py": 65
+    "test_numerics15o_battery.py": 65,
+    "test_norm15o_outputs.py": 10
 }
 PER_TEST = 0.08
 

@@ -340,12 +340,13 @@ class Normaliser(ContainerMixin):
             _Tracked(value, watches)
 
     def __init__(self, fn, active_params, mode="grad", opaque=(), reserved=None,
-                 outputs_batched=None, computed=frozenset()):
+                 outputs_of=None, computed=frozenset()):
         self.batching = mode == "vmap"
         self.opaque = opaque        # vmap: helpers with a batching rule of their own
-        # vmap: (callee, positions, n) -> which of the n outputs of the callee's batched form
-        # (the one the vectorizer calls) are batched, or None where that is not known
-        self.outputs_batched = outputs_batched
+        # (callee, positions, n) -> which of the n outputs of the callee's generated form (the
+        # batched one the vectorizer calls; the derivative ad/ calls) are batched
+        # (differentiated), or None where that is not known
+        self.outputs_of = outputs_of
         self.what = "batched" if self.batching else "differentiated"
         # user names that clash with names generated code uses for itself: renamed apart
         self.src, self.renamed = hygiene.apart(function_source(fn), reserved)
@@ -4897,7 +4898,7 @@ class Normaliser(ContainerMixin):
             try:
                 result = normalise(fn, positions, "vmap" if self.batching else "grad",
                                    self.opaque, self.reserved,
-                                   self.outputs_batched).result.value
+                                   self.outputs_of).result.value
             except SecantError:     # (the derivative of the branch says why, when it is made)
                 return every
             if not isinstance(result, ir.Seq) or len(result.items) != n:
@@ -4907,21 +4908,19 @@ class Normaliser(ContainerMixin):
 
     def _call_outputs_active(self, op, n):
         """Whether each of the n outputs of a call unpacked into names (`p, p_dot =
-        f_jvp_vmap(c, c_dot)`, `v, n = helper(x)`) is batched (differentiated). Under vmap,
-        those the batched callee the vectorizer calls (batching/vectorize.py) says it returns
-        batched (self.outputs_batched: vmap of a jvp batching only tangents leaves the primal
-        unbatched); differentiating, those the callee's own canonical form, with these
-        arguments tracked, returns so: an output computed from no differentiated value stays
-        a constant (a Python int the helper returns, read by range(n); its cotangent a zero).
-        A callee batching writes by a rule of its own (self.opaque), a random or loop call, a
-        recursive one, one whose batched form is not known, or a result whose form is not a
-        tuple of n: every output."""
+        f_jvp_vmap(c, c_dot)`, `v, n = helper(x)`) is batched (differentiated): those the
+        callee's generated form that the transform calls for it says it returns so
+        (self.outputs_of: under vmap the batched callee's flags, the primal of vmap of a jvp
+        batching only tangents unbatched; differentiating, the outputs the callee's derivative
+        differentiates, a Python int the helper returns, read by range(n), a constant). One
+        answer, the generated callee's own (secant/transforms.py _outputs_batched,
+        _outputs_active). A callee batching writes by a rule of its own (self.opaque), a random
+        or loop call, one whose generated form does not say: every output."""
         every = [True] * n
         callee = op.callee
         if getattr(op, "loop_fns", None) is not None \
                 or getattr(callee, "__secant_random__", None) \
-                or any(callee is o for o in self.opaque) or not inspect.isfunction(callee) \
-                or callee in _OUTPUTS_OF:
+                or any(callee is o for o in self.opaque) or not inspect.isfunction(callee):
             return every
         try:
             params = list(callees.signature_of(callee, follow_wrapped=False).parameters)
@@ -4930,31 +4929,10 @@ class Normaliser(ContainerMixin):
                                for k, o in op.operands.items() if _has_var(o))
         except (TypeError, ValueError):
             return every
-        if self.batching:       # (no batched argument: the call as written, nothing batched)
-            if not positions:
-                return [False] * n
-            each = self.outputs_batched and self.outputs_batched(callee, tuple(positions), n)
-            return every if each is None else [bool(b) for b in each]
-        # (remembered for generated callees and secant's own, whose code never changes)
-        memo = _OUTPUTS_MEMO.setdefault(callee, {}) if callee.__code__.co_filename.startswith(
-            "<secant") or (callee.__module__ or "").startswith("secant.") else {}
-        key = (tuple(positions), n)
-        if key not in memo:
-            memo[key] = self._outputs_of(callee, positions, n)
-        return memo[key]
-
-    def _outputs_of(self, callee, positions, n):
-        every = [True] * n
-        _OUTPUTS_OF.add(callee)         # (a recursive callee: every output)
-        try:
-            result = normalise(callee, positions, "grad", reserved=self.reserved).result.value
-        except SecantError:     # (the callee's derivative says why, when it is made)
-            return every
-        finally:
-            _OUTPUTS_OF.discard(callee)
-        if not isinstance(result, ir.Seq) or len(result.items) != n:
-            return every
-        return [_has_var(item) for item in result.items]
+        if not positions:       # (no argument batched or differentiated: a constant call)
+            return [False] * n
+        each = self.outputs_of and self.outputs_of(callee, tuple(positions), n)
+        return every if each is None else [bool(b) for b in each]
 
     def _switch_branches(self, node, branches):
         """The branch functions of lax.switch: a list or tuple written in the call, one bound
@@ -5527,8 +5505,6 @@ def _has_var(o):
 
 _UNRESOLVED = callees.UNRESOLVED
 _NUMPY_JOINS = (type(np.r_), type(np.c_))     # (np.r_[x, y]: NumPy's, no rule)
-_OUTPUTS_OF = set()     # callees whose outputs _call_outputs_active is reading (recursion)
-_OUTPUTS_MEMO = weakref.WeakKeyDictionary()     # callee -> {(positions, ...): its flags}
 
 
 def rename(stmts, old, new):
@@ -5951,14 +5927,15 @@ def _dict_method_call(node):
         isinstance(a, gast.Starred) for a in node.args) and arity[0] <= len(node.args) <= arity[1]
 
 
-def normalise(fn, active_params, mode="grad", opaque=(), reserved=None, outputs_batched=None,
+def normalise(fn, active_params, mode="grad", opaque=(), reserved=None, outputs_of=None,
               computed=frozenset()):
     """The canonical form of `fn`, tracking the parameters at positions `active_params` (for
     mode "vmap": the batched ones; `opaque`: functions it keeps as calls, for their own rule;
-    `outputs_batched`: which outputs of a callee's batched form are batched, Normaliser;
-    `reserved`: names generated code uses for itself -> their objects, transformer/hygiene.py;
-    `computed`: vmap, the shape queries a caller says may be computed, computes_query)."""
-    norm = Normaliser(fn, active_params, mode, opaque, reserved, outputs_batched, computed)
+    `outputs_of`: which outputs of a callee's generated form are batched (differentiated),
+    Normaliser; `reserved`: names generated code uses for itself -> their objects,
+    transformer/hygiene.py; `computed`: vmap, the shape queries a caller says may be computed,
+    computes_query)."""
+    norm = Normaliser(fn, active_params, mode, opaque, reserved, outputs_of, computed)
     fn_ir = norm.run()
     fn_ir.queried = norm.queried        # names whose shape queries were written per example
     fn_ir.guard = norm.src.guards()     # what it resolved at transform time, to re-check

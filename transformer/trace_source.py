@@ -22,6 +22,7 @@ import inspect
 import keyword
 import math
 import os
+import re
 import sys
 import threading
 import types
@@ -1173,6 +1174,49 @@ def _patched_cells(rec, fn):
 
 _retraced = weakref.WeakKeyDictionary()    # function -> OrderedDict: (source, free objects' ids) -> (traced, pinned)
 _RETRACED_KEPT = 8
+
+
+def pythons_own(error):
+    """`error`, raised while a function was traced with its call's arguments, where it is the
+    user's code's own Python error, as running the function raises it (an undeclared
+    attribute set on a __slots__ object): no refusal of secant's, raised in a user's frame
+    or by an object of the user's as this module's views forward to it. Its traceback then
+    ends at the user's line, as Python's does (JAX runs the Python: its error is Python's);
+    else None (the trace's own failure: the transform's refusal stands)."""
+    if isinstance(error, SecantError) or not isinstance(error, Exception) \
+            or _about_stand_ins(error):
+        return None
+    from secant.backends import errors
+    from secant.transformer.nonlocals import _standard_library
+    tb, last = error.__traceback__, None
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not name.startswith("<") and not errors.is_internal_file(name) \
+                and not _standard_library(name):
+            last = tb       # (a user's frame)
+        elif last is not None and name != __file__:
+            last = None     # (raised inside secant's own code or a library's, below the user's)
+        tb = tb.tb_next
+    if last is None:
+        return None
+    last.tb_next = None
+    return error
+
+
+def _about_stand_ins(error):
+    """Whether `error` is about one of the trace's own stand-ins (a traced value formatted:
+    "unsupported format string passed to _Value.__format__"), or secant's tracer: what the
+    trace cannot do, not the user's code's error (with the arrays it would run)."""
+    if not _STAND_IN_NAMES:
+        _STAND_IN_NAMES.extend(sorted(
+            {c.__name__ for c in list(globals().values()) if isinstance(c, type)
+             and c.__module__ == __name__} | {"Tracer", "Traced", "Array"}))
+    culprit = getattr(error, "obj", None)       # (AttributeError: the object read)
+    return (type(culprit).__module__ or "").startswith("secant.") or any(
+        re.search(rf"\b{n}\b", str(error)) for n in _STAND_IN_NAMES)
+
+
+_STAND_IN_NAMES = []    # the trace's own classes (and the tracer's): named by its errors
 
 
 def retraced(fn, why, arguments=None, active=()):
