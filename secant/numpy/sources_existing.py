@@ -610,6 +610,18 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 
 # --- reductions ----------------------------------------------------------------------------------
+@_static
+def _cumulative_sum_dtype(dt, dtype):
+    """cumulative_sum's dtype: as given, else jnp's promote_integers rule (int8 -> int32)."""
+    return dtype if dtype is not None else reductions._accumulator_dtype(dt)
+
+
+@source_for(reductions.cumulative_sum)
+def cumulative_sum(a, axis=None, dtype=None, out=None):
+    return snp.cumsum(snp.asarray(a).astype(_cumulative_sum_dtype(snp.result_type(a), dtype)),
+                      axis)
+
+
 @source_for(reductions.ptp)
 def ptp(a, axis=None, out=None, keepdims=False):
     return snp.max(a, axis=axis, keepdims=keepdims) - snp.min(a, axis=axis, keepdims=keepdims)
