@@ -329,18 +329,3 @@ def test_the_programs_from_four_threads_at_once_match_one_thread(x64):
             for g, w in zip(secant.tree_util.tree_leaves(got), secant.tree_util.tree_leaves(want)):
                 np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14,
                                            err_msg=f"{case.name} / {t}, thread {k}")
-
-
-def test_hessian_of_a_custom_vjp_differentiates_its_bwd_rule():
-    """JAX refuses hessian (jacfwd of jacrev) of a custom_vjp function; secant takes the other
-    order, so the Hessian is the derivative of the user's bwd rule (here 5x, not the primal's
-    3x**2), as jacrev(jacrev) gives: 5 * I, not diag(6x)."""
-    @secant.custom_vjp
-    def cube_sum(x):
-        return jnp.sum(x ** 3)
-
-    cube_sum.defvjp(lambda x: (cube_sum(x), x), lambda x, g: (g * 5.0 * x,))
-    w = np.array([0.5, -1.0, 2.0])
-    np.testing.assert_allclose(secant.grad(cube_sum)(w), 5.0 * w)
-    for hess in (secant.hessian(cube_sum), secant.jacrev(secant.jacrev(cube_sum))):
-        np.testing.assert_allclose(hess(w), 5.0 * np.eye(3), atol=1e-6)

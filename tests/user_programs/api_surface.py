@@ -650,9 +650,7 @@ CASES = [
 
 # (program, transform) pairs JAX itself refuses (secant must refuse them with a SecantError)
 JAX_REFUSES = {
-    # (hessian of them is JAX's jacfwd(jacrev) refusal too; secant's hessian takes another
-    # order when forward mode is refused, and differentiates the bwd rule as jacrev(jacrev))
-    **{(name, "jvp"): "forward mode of a custom_vjp function"
-       for name in ("cr_custom_vjp_pytree", "cr_custom_vjp_nondiff")},
+    **{(name, t): "forward mode of a custom_vjp function"
+       for name in ("cr_custom_vjp_pytree", "cr_custom_vjp_nondiff") for t in ("jvp", "hessian")},
     ("cr_custom_vjp_stop_gradient", "jvp"): "forward mode of a custom_vjp function",
 }
