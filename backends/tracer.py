@@ -132,6 +132,10 @@ class Trace:
 
     live = True       # cleared by finish(): its Tracers are then dead (any use raises)
 
+    # (x * 1, x / 1 and a reshape of a reshape emitted as less: jit's trace; make_jaxpr's
+    # records every primitive as the function applied it, secant/jaxpr.py)
+    simplify = True
+
     def __init__(self, name="f", kind="jit"):
         self.name = re.sub(r"\W", "_", name) or "f"
         self.what = f"{kind} trace of {name}"
@@ -241,9 +245,10 @@ class Trace:
         from secant.backends.lowering import LOWERINGS  # noqa: F401 (registers all)
         loc = current_loc()
         self.body.loc = loc
-        args, params = self._reshapes(prim, args, params)
-        if args is None:
-            return params           # (a reshape to the shape its operand had before)
+        if self.simplify:
+            args, params = self._reshapes(prim, args, params)
+            if args is None:
+                return params       # (a reshape to the shape its operand had before)
         avals, names = [], []
         for a in args:
             if isinstance(a, Tracer):
@@ -263,7 +268,8 @@ class Trace:
         w = prim.out_weak([a.weak_type for a in avals], params)
         outs = out if prim.multiple_results else [out]
         outs = [o if o.weak_type == w else o.update(weak_type=w) for o in outs]
-        same = None if prim.multiple_results else _times_one(self, prim, args, outs[0])
+        same = None if prim.multiple_results or not self.simplify else \
+            _times_one(self, prim, args, outs[0])
         if same is not None:
             return same
         self.body.loc = loc

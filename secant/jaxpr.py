@@ -214,6 +214,8 @@ _TENSOR = re.compile(r"tensor<((?:\d+x)*)([^>]+(?:>)?)>")
 
 
 class _RecordingTrace(Trace):
+    simplify = False        # (every primitive recorded as applied, as JAX's make_jaxpr)
+
     def __init__(self, name):
         super().__init__(name, kind="make_jaxpr")
         self.body = _RecordingBody(self)

@@ -4590,9 +4590,13 @@ class _Jacobian:
                     value = inner._shape(args) if value is None else value
                     stacked = j._rows(args, j._positions(), positions, value)
                     aux = j._rows_aux
-            except (SourceError, _errors.UnsupportedError, SecantValueError, SecantError) as e:
-                if isinstance(e, SecantValueError) and not getattr(e, "no_batching_rule", False) \
-                        or type(e) is SecantError and not getattr(e, "state_rerun", False):
+            except SecantError as e:
+                # (the next plan may do: a refusal of the source or a batching rule, or a reverse
+                # pass that would read Python state again; any other error is the answer, e.g.
+                # a custom rule's own error, or forward mode of a custom_vjp function, as JAX)
+                if not (getattr(e, "state_rerun", False) or getattr(e, "no_batching_rule", False)
+                        or isinstance(e, (SourceError, _errors.UnsupportedError))
+                        and not isinstance(e, SecantValueError)):
                     raise
                 error = error or e          # (the next plan may do)
                 continue

@@ -43,8 +43,9 @@ def test_softmax_log_probabilities_not_computed():
     # read for its shape and dtype read it, no other value computed for them)
     assert sum("logp =" in ln for ln in code) == 1 and sum("snp.log(" in ln for ln in code) == 1
     assert "grad_seed_like(labels, logp)" in src, src
-    assert "unbroadcast(labels * unreduce_to(sum_labels_times_logp_bar," in src, src
-    assert "shape_of(labels, logits), axis=-1), logp)" in src, src   # (ad/fold.py wrapped)
+    # (the mean of a sum: one rule, lean20o's mean_grad_to(..., summed=-1), ad/algebra.py)
+    assert "unbroadcast(labels * mean_grad_to(-grad_seed_like(labels, logp)," in src, src
+    assert "shape_of(labels, logits), summed=-1), logp)" in src, src   # (ad/fold.py wrapped)
 
 
 def test_mlp_log_probabilities_not_computed(x64):
