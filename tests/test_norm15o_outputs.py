@@ -177,7 +177,7 @@ _BROADCAST = ("vmap of the helper's jvp batches the primal tuple (c, ys, n) whol
     (uses_loop_pair, "hessian"),
     (uses_scan_pair, "grad"),
     (uses_scan_pair, "jvp"),
-    (uses_scan_pair, "hessian"),        # (passes since the merge with shape20o and lean20o)
+    pytest.param(uses_scan_pair, "hessian", marks=_gap(_BROADCAST)),
     pytest.param(uses_scan_pair, "jacfwd_grad", marks=_gap(_BROADCAST)),
 ], ids=lambda v: getattr(v, "__name__", v))
 def test_constant_outputs_of_loops_and_branches(x64, f, how):
