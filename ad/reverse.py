@@ -290,11 +290,14 @@ class ReverseBuilder(Walker, StackReverse):
 
     # --- reverse -------------------------------------------------------------------------------
     def reverse(self, stmts):
+        starts = None       # (the block's loops' start values: dataflow.LoopStarts)
         for k in range(len(stmts) - 1, -1, -1):
             s = stmts[k]
             self.origin = s.origin
             if isinstance(s, (ir.For, ir.While)):
-                self.unreduced.update(dataflow.unreduced_carries(s, stmts[:k]))
+                starts = starts or dataflow.LoopStarts(stmts)
+                self.unreduced.update(dataflow.unreduced_carries(s, stmts[:k],
+                                                                 starts.of(s, k)))
             if isinstance(s, ir.Op):
                 self.reverse_op(s)
             elif isinstance(s, ir.Plain) and s.stack:

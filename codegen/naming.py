@@ -1,7 +1,6 @@
 """Readable, deterministic names for generated variables: temporaries are named after the
 expression they hold (`sin_x`, `x_times_y`), derivatives after their variable (`x_bar`)."""
 import ast
-import io
 import keyword
 import re
 import tokenize
@@ -90,24 +89,18 @@ def versions_dropped(source, versions):
         return source
     fdef = tree.body[0]
     params = {a.arg for a in ast.walk(fdef.args) if isinstance(a, ast.arg)}
-    spots, bound, counts = [], set(), {}
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name):
-            spots.append((n.lineno, n.col_offset, n.id))
-            if not isinstance(n.ctx, ast.Load):
-                bound.add(n.id)
-        elif isinstance(n, ast.arg):
-            spots.append((n.lineno, n.col_offset, n.arg))
-            bound.add(n.arg)
+    spots, bound = _spots(tree)
+    counts = {}
     for _, _, name in spots:
         counts[name] = counts.get(name, 0) + 1
     words, quoted = {}, set()
-    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))   # (read twice)
-    for tok in tokens:
-        if tok.type == tokenize.NAME:
-            words[tok.string] = words.get(tok.string, 0) + 1
-        elif tok.type == tokenize.STRING:
-            quoted.update(re.findall(r"\w+", tok.string))
+    for m in _WORD_OR_STRING.finditer(source):      # (tokenize's NAME and STRING tokens,
+        kind = m.lastgroup                          # at a fraction of its cost)
+        if kind == "w":
+            word = m.group()
+            words[word] = words.get(word, 0) + 1
+        elif kind == "s":
+            quoted.update(re.findall(r"\w+", m.group()))
     renamable = {w for w, k in words.items() if counts.get(w) == k and w in bound and
                  w not in params}
     taken, table = set(words), {}
@@ -141,10 +134,72 @@ def versions_dropped(source, versions):
             text = lines[line - 1]
             lines[line - 1] = text[:col] + table[name] + text[col + len(name):]
             edits.setdefault(line, []).append((col, len(table[name]) - len(name)))
-    for row, change in _realigned(tokens, edits).items():
+    for row, change in _realigned(_tokens(source), edits).items():
         text = lines[row - 1]
         lines[row - 1] = " " * change + text if change > 0 else text[-change:]
     return "".join(lines)
+
+
+def _spots(tree):
+    """([(row, column, name)] of each Name and parameter of `tree`, {the names bound}): a walk
+    of its own (ast.walk, a generator over iter_child_nodes, took a third of versions_dropped's
+    time in a long grad, issue 19)."""
+    spots, bound = [], set()
+    AST, Name, Load, arg = ast.AST, ast.Name, ast.Load, ast.arg
+    stack = [tree]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        kind = type(node)
+        if kind is Name:
+            spots.append((node.lineno, node.col_offset, node.id))
+            if type(node.ctx) is not Load:
+                bound.add(node.id)
+            continue
+        if kind is arg:
+            spots.append((node.lineno, node.col_offset, node.arg))
+            bound.add(node.arg)
+        d = node.__dict__
+        for field in node._fields:
+            value = d.get(field)
+            if type(value) is list:
+                for v in value:
+                    if isinstance(v, AST):
+                        push(v)
+            elif isinstance(value, AST):
+                push(value)
+    return spots, bound
+
+
+# Python's tokens as tokenize reads them, at a fraction of its cost (a long grad's source has
+# tens of thousands: issue 19), in a source that parses: a comment, a string (prefix and
+# quotes; a triple-quoted one over rows), a number (tokenize's own pattern: `1e5` holds no
+# name `e5`), a name (a keyword too), a backslash continuing a row, blanks, a row's end; any
+# other character one of an operator (`**` as two: the first where the operator starts)
+_STRING = ("(?:[rRbBuUfF]{1,2})?(?:'''(?:[^'\\\\]|\\\\[\\s\\S]|'(?!''))*'''"
+           '|"""(?:[^"\\\\]|\\\\[\\s\\S]|"(?!""))*"""'
+           "|'(?:[^'\\\\\\n]|\\\\[\\s\\S])*'"
+           '|"(?:[^"\\\\\\n]|\\\\[\\s\\S])*")')
+_WORD_OR_STRING = re.compile(rf"#[^\n]*|(?P<s>{_STRING})|{tokenize.Number}|(?P<w>\w+)")
+_TOKEN = re.compile(rf"(?P<c>#[^\n]*)|(?P<s>{_STRING})|(?P<n>{tokenize.Number}|\w+)"
+                    r"|(?P<w>\\\r?\n|[ \t\f\r]+)|(?P<nl>\n)|(?P<o>.)")
+
+
+def _tokens(source):
+    """[(kind, text, (row, column))] of `source`'s tokens as _TOKEN reads them ("s" a string,
+    "n" a name or number, "o" an operator's character), comments, blanks and rows' ends left
+    out (as _realigned skips them)."""
+    out, row, start = [], 1, 0
+    for m in _TOKEN.finditer(source):
+        kind = m.lastgroup
+        if kind == "nl" or kind == "w" and "\n" in m.group():
+            row, start = row + 1, m.end()
+        elif kind != "c" and kind != "w":
+            text = m.group()
+            out.append((kind, text, (row, m.start() - start)))
+            if kind == "s" and "\n" in text:
+                row, start = row + text.count("\n"), m.start() + text.rfind("\n") + 1
+    return out
 
 
 def _realigned(tokens, edits):
@@ -154,11 +209,7 @@ def _realigned(tokens, edits):
     where `edits` ({row: [(column, change of length)]}, the renaming's) moved that bracket:
     the continuation stays aligned under it."""
     moved, stack, seen = {}, [], set()
-    for tok in tokens:
-        row, col = tok.start
-        if tok.type in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT,
-                        tokenize.DEDENT):
-            continue
+    for kind, text, (row, col) in tokens:
         if row not in seen:
             seen.add(row)
             if stack and stack[-1][0] < row and col == stack[-1][1] + 1:
@@ -167,8 +218,8 @@ def _realigned(tokens, edits):
                     d for c, d in edits.get(at, ()) if c < bracket)
                 if new != col and new > 0:
                     moved[row] = new - col
-        if tok.type == tokenize.OP and tok.string in "([{":
+        if kind == "o" and text in "([{":
             stack.append((row, col))
-        elif tok.type == tokenize.OP and tok.string in ")]}" and stack:
+        elif kind == "o" and text in ")]}" and stack:
             stack.pop()
     return moved

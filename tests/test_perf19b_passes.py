@@ -271,14 +271,15 @@ def accumulators(x, y):
 def test_loop_starts_from_the_loop_back_match_a_forward_scan(x64, fn, monkeypatch):
     real, seen = dataflow.unreduced_carries, []
 
-    def checked(loop, before):
+    def checked(loop, before, indexed=None):
         starts = _forward_starts(before)
         got = dataflow.loop_starts(loop, before)
         carried = [name for name, last in loop.carried if name != last]
         assert set(got) <= set(carried)
         assert [got.get(n) for n in carried] == [starts.get(n) for n in carried]
+        assert indexed == got       # (reverse.py's: the block's dataflow.LoopStarts)
         seen.append(got)
-        return real(loop, before)
+        return real(loop, before, indexed)
     monkeypatch.setattr(dataflow, "unreduced_carries", checked)
     transforms._generated.clear()
     x, y = np.linspace(0.1, 0.9, 3), np.linspace(-0.5, 0.5, 3)

@@ -16,6 +16,7 @@ Over generated lines (ad/reverse.py's Line: code, kind, uses, defines):
   them: what the forward loop saves on a stack, each iteration.
 """
 import ast
+import bisect
 import functools
 
 from secant.transformer import ir
@@ -657,15 +658,16 @@ def _promoted_operands(name, ops, top, inexact):
     return ", ".join(parts) if len(parts) <= 2 else f"snp.result_type({', '.join(parts)})"
 
 
-def unreduced_carries(loop, before):
+def unreduced_carries(loop, before, starts=None):
     """The loop names of `loop` (ir.For / ir.While) only added to: read once in the body, as an
     operand of the + or - at its top level that assigns their last version, which nothing but
     the copy back to the loop name reads; `before` (the statements before the loop, in its
     block) copies their start value in (`acc_1 = acc`), where the cotangent is summed to the
     carry's shape. (A second reader would add a cotangent of the carry's own shape to the
     unsummed one: broadcasting would count it more than once.) {loop name: the copy's operand
-    (a Var, or an Expr for a constant start)}."""
-    starts = loop_starts(loop, before)
+    (a Var, or an Expr for a constant start)}. starts: loop_starts(loop, before) if known
+    (LoopStarts: each loop of a block's from one index of it)."""
+    starts = loop_starts(loop, before) if starts is None else starts
     test = _names(loop.test) if isinstance(loop, ir.While) else set()
     if test is None:
         return {}
@@ -703,18 +705,49 @@ def loop_starts(loop, before):
     for s in reversed(before):
         if not wanted:
             break
-        if isinstance(s, ir.Op) and s.op == "identity" and len(s.targets) == 1:
-            assigned = {s.targets[0]: s.operands.get("x")}
-        elif isinstance(s, ir.Plain) and len(s.defines) == 1 and not s.stack and \
-                s.code.strip().startswith(f"{next(iter(s.defines))} = "):
-            assigned = {next(iter(s.defines)): ir.Expr(s.code.split("=", 1)[1].strip())}
-        else:   # (kept as written: no derivative flows to the start value)
-            assigned = dict.fromkeys(s.targets if isinstance(s, ir.Op) else
-                                     s.defines if isinstance(s, ir.Plain) else ())
+        assigned = _assigned(s)
         for t in wanted & assigned.keys():
             starts[t] = assigned[t]
             wanted.discard(t)
     return starts
+
+
+def _assigned(s):
+    """{name statement s of a block assigns: the value, a Var or an Expr where s copies it in
+    (`acc_1 = acc`, `acc_1 = 0.0`), else None}."""
+    if isinstance(s, ir.Op) and s.op == "identity" and len(s.targets) == 1:
+        return {s.targets[0]: s.operands.get("x")}
+    if isinstance(s, ir.Plain) and len(s.defines) == 1 and not s.stack and \
+            s.code.strip().startswith(f"{next(iter(s.defines))} = "):
+        return {next(iter(s.defines)): ir.Expr(s.code.split("=", 1)[1].strip())}
+    # (kept as written: no derivative flows to the start value)
+    return dict.fromkeys(s.targets if isinstance(s, ir.Op) else
+                         s.defines if isinstance(s, ir.Plain) else ())
+
+
+class LoopStarts:
+    """loop_starts of each loop of one block (`stmts`), from one index of the block's
+    assignments: the search back from each loop, in a block of many loops each carrying a
+    name first assigned in it, read every statement before it (quadratic, issue 19)."""
+
+    def __init__(self, stmts):
+        self.at = {}        # name -> ([positions assigning it, ascending], [the values])
+        for k, s in enumerate(stmts):
+            for t, value in _assigned(s).items():
+                positions, values = self.at.setdefault(t, ([], []))
+                positions.append(k)
+                values.append(value)
+
+    def of(self, loop, k):
+        """loop_starts(loop, stmts[:k]): `loop` at position k of the block."""
+        starts = {}
+        for name, last in loop.carried:
+            if name != last and name in self.at:
+                positions, values = self.at[name]
+                j = bisect.bisect_left(positions, k)
+                if j:
+                    starts[name] = values[j - 1]
+        return starts
 
 
 def _is_copy(s, name, last):
