@@ -94,15 +94,19 @@ def _folded_once(lines, names, temporaries, kept, targets, retry, blocked, simpl
     foldable = names | kept
     retried = foldable | temporaries    # (formed once: not per name read)
     groups = _groups(lines)
-    mentions, defining = {}, {}     # name -> times mentioned; -> {id: line} assigning it
-    fielded = set()                 # the names a grad_of_fields line reads (maybe an entry)
+    mentions = {}                   # name -> lines mentioning it
+    defining = None                 # name -> {id: line} assigning it (at the first fold: a
+    fielded = set()                 # pass folding nothing needs none, issue 19); the names
+    count = mentions.get            # a grad_of_fields line reads (maybe an entry)
     for ln in lines:
-        for n in ln.uses | ln.defines:
-            mentions[n] = mentions.get(n, 0) + 1
+        uses = ln.uses
+        for n in uses:
+            mentions[n] = count(n, 0) + 1
         for n in ln.defines:
-            defining.setdefault(n, {})[id(ln)] = ln
+            if n not in uses:
+                mentions[n] = count(n, 0) + 1
         if _FIELDS in ln.code:
-            fielded.update(ln.uses)
+            fielded.update(uses)
     i = 0
     while i < len(lines):
         k = _use_to_fold(lines, i, foldable, temporaries, kept, groups, mentions, targets,
@@ -116,6 +120,11 @@ def _folded_once(lines, names, temporaries, kept, targets, retry, blocked, simpl
                 # a value read once now (terms the simplification made one): tried again
                 once = {n for n in (lines[i].uses | lines[k].uses) - new.defines
                         if mentions.get(n) == 2 and n in retried}
+                if defining is None:
+                    defining = {}
+                    for ln in lines:
+                        for n in ln.defines:
+                            defining.setdefault(n, {})[id(ln)] = ln
                 blocked.update(ln for n in once for ln in defining.get(n, {}).values())
                 for old in (lines[i], lines[k]):
                     for n in old.defines:
@@ -151,15 +160,25 @@ def _target(ln, names, temporaries):
     if ln.kind != "stmt" or "\n" in ln.code or len(ln.defines) != 1:
         return None, None
     t, = ln.defines
-    if t not in names and t not in temporaries:
-        return None, None
-    tree = parsed(ln.code).body[0]
+    if t in names:          # a rule's expression; not a stack's pop (a statement of its own)
+        return (t, True) if _assigns(ln.code, True) else (None, None)
+    if t in temporaries:
+        return (t, False) if _assigns(ln.code, False) else (None, None)
+    return None, None
+
+
+@functools.lru_cache(maxsize=65536)
+def _assigns(code, cotangent):
+    """Whether a line of `code` is `t = E` that may fold (_target): E no stack's pop (nor
+    other change in place: a cotangent's), or pure (a forward temporary's). Each line's text
+    read once: every folded() call asks of every line again (issue 19)."""
+    tree = parsed(code).body[0]
     if not (isinstance(tree, ast.Assign) and len(tree.targets) == 1
             and isinstance(tree.targets[0], ast.Name)):
-        return None, None
-    if t in names:          # a rule's expression; not a stack's pop (a statement of its own)
-        return (None, None) if _MUTATED.search(ln.code) else (t, True)
-    return (t, False) if _pure(tree.value) or _range(tree.value) else (None, None)
+        return False
+    if cotangent:
+        return not _MUTATED.search(code)
+    return _pure(tree.value) or _range(tree.value)
 
 
 def _range(expr):
@@ -244,19 +263,21 @@ def _use_to_fold(lines, i, names, temporaries, kept, groups, mentions, targets, 
     if not (redefining or single and (retry is None or lines[i] in retry)):
         return None
     k, crossed = None, False
+    indent, group = lines[i].indent, groups[i]
     for j in range(i + 1, len(lines)):      # the next line that mentions t: its use
         ln = lines[j]
-        if ln.kind in ("stmt", "block") and ln.indent < lines[i].indent or t in ln.defines \
-                and t not in ln.uses:
+        uses, defines = ln.uses, ln.defines
+        if ln.indent < indent and ln.kind in ("stmt", "block") or t in defines \
+                and t not in uses:
             return None             # the end of the block before the use
-        if cotangent and groups[j] != groups[i]:
+        if cotangent and groups[j] != group:
             if not single and fielded is not None and t not in fielded:
                 return None     # (its use is not an entry, and no single read is blocked)
             crossed = True
-        if t in ln.uses:
+        if t in uses:
             k = j
             break
-        if ln.defines & reads or _mutates(ln, reads):
+        if not reads.isdisjoint(defines) or not reads.isdisjoint(uses) and _mutates(ln, reads):
             if single:                              # an input of E changed before the use
                 blocked.add(lines[i])
             return None
