@@ -27,14 +27,17 @@ def read_in_place(lines, temporaries, params):
     """`lines` with the field reads described in the module docstring written where read."""
     fields, mentions, assigned = {}, {}, {}
     for k, ln in enumerate(lines):
-        for n in ln.uses | ln.defines:
-            mentions.setdefault(n, []).append(k)
-        for n in ln.defines:
-            assigned[n] = assigned.get(n, 0) + 1
         m = _FIELD.fullmatch(ln.code) if ln.kind == "stmt" else None
         if m and m.group(1) in temporaries and m.group(1) not in params \
                 and m.group(2) in params:
             fields[k] = m
+    if not fields:      # (no field read: no name's mentions counted, issue 19)
+        return lines
+    for k, ln in enumerate(lines):
+        for n in ln.uses | ln.defines:
+            mentions.setdefault(n, []).append(k)
+        for n in ln.defines:
+            assigned[n] = assigned.get(n, 0) + 1
     own = {}
     for k, m in fields.items():
         t, p = m.group(1), m.group(2)
