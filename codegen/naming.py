@@ -40,6 +40,9 @@ def suggest(op, operands):
     return name
 
 
+_NOT_WORD = re.compile(r"\W")
+
+
 class Names:
     """Hands out names not used anywhere in the function (deterministic counters, no uuids)."""
 
@@ -47,7 +50,8 @@ class Names:
         self.taken = set(taken)
 
     def fresh(self, base):
-        base = re.sub(r"\W", "_", base) or "tmp"
+        if not (base.isascii() and base.isidentifier()):   # (most are: no re.sub of each of
+            base = _NOT_WORD.sub("_", base) or "tmp"        # a long grad's names, issue 19)
         if keyword.iskeyword(base) or base[0].isdigit():
             base = "v_" + base
         name, k = base, 0
