@@ -64,7 +64,7 @@ def summed(lines, cotangents, label="Grad of", kept=frozenset(), simplify=None, 
     # the sums first, each read once folded after them: a fold may make a contribution too
     # long to be summed (attention's k_bar into x_bar's), a sum does not
     for reads_once in (True,) if wrap else (False, True, False):
-        i, mentions = 0, _mentions(lines)
+        i, mentions = 0, fold.mentioned(lines)
         while i < len(lines):
             merged = _merged(lines, i, cotangents, prefix, kept, simplify, reads_once,
                              mentions, firsts, wrap)
@@ -77,15 +77,6 @@ def summed(lines, cotangents, label="Grad of", kept=frozenset(), simplify=None, 
                     for n in ln.uses | ln.defines:
                         mentions[n] = mentions.get(n, 0) + sign
     return lines
-
-
-def _mentions(lines):
-    """name -> how many of `lines` mention it."""
-    out = {}
-    for ln in lines:
-        for n in ln.uses | ln.defines:
-            out[n] = out.get(n, 0) + 1
-    return out
 
 
 def _group(lines, i):
@@ -131,7 +122,8 @@ def _merged(lines, i, cotangents, prefix, kept, simplify, reads_once, mentions, 
             sections += 1
             if sections > MAX_SECTIONS:     # (the joined comment would name too many: the
                 return None                 # scan stops here, not at v's far use: issue 19)
-        if ln.defines & reads or fold._mutates(ln, reads):
+        if not reads.isdisjoint(ln.defines) or not reads.isdisjoint(ln.uses) and \
+                fold._mutates(ln, reads):
             return None
     if k is None or not any(lines[j].kind == "comment" for j in range(i + 1, k)):
         return None             # (one section: ad/fold.py's)
@@ -244,12 +236,8 @@ def _first_assignment(ln, cotangents):
     if ln.kind != "stmt" or "\n" in ln.code or len(ln.defines) != 1:
         return None
     v, = ln.defines
-    if v not in cotangents or v in ln.uses or fold._MUTATED.search(ln.code):
-        return None
-    tree = fold.parsed(ln.code).body[0]     # (the shared tree: read only)
-    if not (isinstance(tree, ast.Assign) and len(tree.targets) == 1
-            and isinstance(tree.targets[0], ast.Name)):
-        return None
+    if v not in cotangents or v in ln.uses or not fold._assigns(ln.code, True):
+        return None     # (fold's test of the text, cached: `v = A`, A changing nothing)
     return v
 
 

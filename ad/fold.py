@@ -94,19 +94,13 @@ def _folded_once(lines, names, temporaries, kept, targets, retry, blocked, simpl
     foldable = names | kept
     retried = foldable | temporaries    # (formed once: not per name read)
     groups = _groups(lines)
-    mentions = {}                   # name -> lines mentioning it
+    mentions = mentioned(lines)
     defining = None                 # name -> {id: line} assigning it (at the first fold: a
-    fielded = set()                 # pass folding nothing needs none, issue 19); the names
-    count = mentions.get            # a grad_of_fields line reads (maybe an entry)
+    #                                 pass folding nothing needs none, issue 19)
+    fielded = set()                 # the names a grad_of_fields line reads (maybe an entry)
     for ln in lines:
-        uses = ln.uses
-        for n in uses:
-            mentions[n] = count(n, 0) + 1
-        for n in ln.defines:
-            if n not in uses:
-                mentions[n] = count(n, 0) + 1
         if _FIELDS in ln.code:
-            fielded.update(uses)
+            fielded.update(ln.uses)
     i = 0
     while i < len(lines):
         k = _use_to_fold(lines, i, foldable, temporaries, kept, groups, mentions, targets,
@@ -139,6 +133,20 @@ def _folded_once(lines, names, temporaries, kept, targets, retry, blocked, simpl
                 continue
         i += 1
     return lines
+
+
+def mentioned(lines):
+    """name -> how many of `lines` mention it (read or assign it)."""
+    out = {}
+    count = out.get
+    for ln in lines:
+        uses = ln.uses
+        for n in uses:
+            out[n] = count(n, 0) + 1
+        for n in ln.defines:
+            if n not in uses:       # (no set formed per line: each pass counts all, issue 19)
+                out[n] = count(n, 0) + 1
+    return out
 
 
 def _groups(lines):
