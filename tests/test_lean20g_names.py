@@ -144,3 +144,53 @@ def test_continuation_rows_stay_aligned():
     assert versions_dropped(src, {"y_1"}) == (
         "def f(x):\n    y = x\n    y_bar = (snp.sin(y)\n"
         "             + f(y, g(y,\n                      y)))\n    return y_bar\n")
+
+
+TRICKY = '''def f(x, y_1):
+    s = "a ( [ { 'q' # no comment"  # a comment ( [
+    t = f"{x!r:>{y_1}} (" + rb'\\'(' + """two
+rows ( [ y_1 """ + \'\'\'y_1 \'\'\'
+    n = 1e5 + 0x1f + 1_000j + .5e-3 + 1 .real if x else 2
+    u = (x,
+         y_1)[0] ** 2 == x.e5 \\
+        and not x
+    return s, t, n, u
+'''
+
+
+@pytest.mark.parametrize("src", [SOURCE, TRICKY], ids=["generated", "tricky"])
+def test_the_token_scan_reads_what_tokenize_reads(src):
+    """versions_dropped's regex scan of a source (codegen/naming.py _WORD_OR_STRING, _tokens:
+    issue 19, tokenize took most of its time) finds tokenize's names and strings, each row's
+    first token and every bracket where tokenize finds them."""
+    import io
+    import re
+    import tokenize
+    from secant.codegen import naming
+    words, quoted, firsts, brackets = {}, set(), {}, []
+    for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+        if tok.type == tokenize.NAME:
+            words[tok.string] = words.get(tok.string, 0) + 1
+        elif tok.type == tokenize.STRING:
+            quoted.update(re.findall(r"\w+", tok.string))
+        if tok.type in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT,
+                        tokenize.DEDENT, tokenize.ENDMARKER):
+            continue
+        firsts.setdefault(tok.start[0], tok.start[1])
+        if tok.type == tokenize.OP and tok.string in "()[]{}":
+            brackets.append((tok.start, tok.string))
+    got_words, got_quoted = {}, set()
+    for m in naming._WORD_OR_STRING.finditer(src):
+        if m.lastgroup == "w":
+            got_words[m.group()] = got_words.get(m.group(), 0) + 1
+        elif m.lastgroup == "s":
+            got_quoted.update(re.findall(r"\w+", m.group()))
+    got_firsts, got_brackets = {}, []
+    for kind, text, (row, col) in naming._tokens(src):
+        got_firsts.setdefault(row, col)
+        if kind == "o" and text in "()[]{}":
+            got_brackets.append(((row, col), text))
+    assert (got_words, got_quoted) == (words, quoted)
+    assert (got_firsts, got_brackets) == (firsts, brackets)
+    if src is TRICKY:       # (x.e5 and 1 .real read names; 1e5 none; a string's rows read)
+        assert "e5" in words and "real" in words and "rows" in quoted
