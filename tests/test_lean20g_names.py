@@ -166,6 +166,7 @@ def test_the_token_scan_reads_what_tokenize_reads(src):
     import io
     import re
     import tokenize
+
     from secant.codegen import naming
     words, quoted, firsts, brackets = {}, set(), {}, []
     for tok in tokenize.generate_tokens(io.StringIO(src).readline):
