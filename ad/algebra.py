@@ -102,13 +102,14 @@ def _bound_once(lines, cotangents):
     """{g: the tree of its value} for each cotangent g bound once in `lines`, at the top level,
     by a one-line assignment `g = E` (wherever g is read, it holds E's value: its shape is
     E's, `_Rewriter.value_alts`)."""
-    count, out = {}, {}
-    for ln in lines:
-        for n in ln.defines:
+    count, out, top = {}, {}, []
+    for ln in lines:        # (the one-line assignments at the top level found as the names are
+        for n in ln.defines:    # counted: one pass over the lines, each simplifier's, issue 19)
             count[n] = count.get(n, 0) + 1
-    for ln in lines:
-        if len(ln.defines) != 1 or ln.kind != "stmt" or ln.indent != 1 or "\n" in ln.code:
-            continue
+        if len(ln.defines) == 1 and ln.indent == 1 and ln.kind == "stmt" and \
+                "\n" not in ln.code:
+            top.append(ln)
+    for ln in top:
         g, = ln.defines
         if g not in cotangents or count[g] != 1:
             continue
