@@ -198,7 +198,7 @@ def reached_names(fn):
     return _reach(fn, set())[1]
 
 
-def state_callee(func, lookup):
+def state_callee(func, lookup, args=()):
     """The callable that the callee expression `func` (a name or a chain of attributes, ast or
     gast) names where it reaches Python state (reaches_state: `rng.next`, `Rng.next`,
     `schedule`, `gstep`), else None. lookup(name): the value of a free name of the function
@@ -213,11 +213,12 @@ def state_callee(func, lookup):
     try:
         try:
             obj = lookup(head.id)
-        except KeyError:            # (builtin next, where the function has no such name)
-            import builtins
-            if head.id not in _STATEFUL_BUILTINS:
+        except KeyError:            # (builtin next of an iterator the function keeps)
+            if head.id != "next" or path or not args or \
+                    type(args[0]).__name__ != "Name" or not _iterator(lookup(args[0].id)):
                 raise
-            obj = getattr(builtins, head.id)
+            import builtins
+            return builtins.next
         for attr in reversed(path):
             owner, obj = obj, inspect.getattr_static(obj, attr)
             if isinstance(obj, (staticmethod, classmethod)):
@@ -288,17 +289,17 @@ def _reach(fn, seen):
         c = stack.pop()
         names.update(c.co_names)
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    import builtins
-    values = [target.__globals__.get(n, getattr(builtins, n, None) if n in _STATEFUL_BUILTINS
-                                     else None) for n in names]
+    values = [target.__globals__.get(n) for n in names]
     values += [c.cell_contents for c in target.__closure__ or () if _full(c)]
     values += [getattr(v, n, None) for v in list(values) if isinstance(v, types.ModuleType)
                for n in names]      # (`random.random()`, `np.random.rand()`: a module's)
     values += [getattr(getattr(v, "random", None), n, None) for v in list(values)
                if getattr(v, "__name__", None) == "numpy" for n in names]
     found, state = False, frozenset()
+    if "next" in names and "next" not in target.__globals__ and any(map(_iterator, values)):
+        found, state = "settled", frozenset({"next"})   # (next(it) of an iterator it keeps)
     for v in values:
-        if library_state(v) and v is not target:
+        if library_state(v) and v is not target and v is not next:
             state |= {getattr(v, "__name__", "next")}
             found = "early" if found == "early" else "settled"
         elif isinstance(v, (types.FunctionType, types.MethodType)) and v is not target:
@@ -308,14 +309,20 @@ def _reach(fn, seen):
     return found, state
 
 
-_STATEFUL_BUILTINS = ("next",)
+def _iterator(value):
+    """Whether `value`, kept in a global or closure cell, is an iterator (a generator,
+    iter(...), itertools.count()): next(value) advances it, as a counter's call does."""
+    import types
+    return hasattr(type(value), "__next__") and not isinstance(value, (type, types.ModuleType))
 
 
 def library_state(fn):
     """Whether `fn` is a library callable that advances Python state of its own when called:
-    builtin next (an iterator's position), Python's `random` functions and the methods of a
-    random.Random, NumPy's global `np.random` functions and the methods of a RandomState or
-    Generator. Each call returns another value, as a user's counter does (reaches_state)."""
+    Python's `random` functions and the methods of a random.Random, NumPy's global `np.random`
+    functions and the methods of a RandomState or Generator. Each call returns another value,
+    as a user's counter does (reaches_state); builtin next too, but a call of it is state
+    only where its iterator is one the function keeps in a global or cell (state_callee,
+    _reach, ad/state_inputs.py called_object), never `next(iter(d))`."""
     import builtins
     import random
     if fn is builtins.next:

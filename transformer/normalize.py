@@ -6350,7 +6350,7 @@ def _local_body_state(fnode, lookup):
         if isinstance(n, gast.Name) and n.id in declared and isinstance(n.ctx, gast.Load) \
                 and id(n) not in updated:
             return f"{n.id} (a name it declares global or nonlocal and sets)"
-        callee = isinstance(n, gast.Call) and nonlocals.state_callee(n.func, lookup)
+        callee = isinstance(n, gast.Call) and nonlocals.state_callee(n.func, lookup, n.args)
         if callee and nonlocals.reaches_state(callee) != "unread":
             return f"{getattr(callee, '__qualname__', gast.unparse(n.func).strip())} (it sets " \
                 "Python state)"
