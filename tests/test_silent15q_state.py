@@ -160,7 +160,6 @@ LAX_STATE = {"fori_global": (f_fori, "fori_loop", "k"),
 MODES = {"eager": lambda f: f(X),
          "jit": lambda f: secant.jit(f)(X),
          "grad": lambda f: secant.grad(f)(X),
-         "jacrev": lambda f: secant.jacrev(f)(X),
          "vjp": lambda f: secant.vjp(f, X)[1](1.0),
          "vmap": lambda f: secant.vmap(f)(XS)}
 
@@ -743,3 +742,32 @@ def test_next_of_a_fresh_iterator_is_no_state(x64, f, mode):
            "hessian": lambda: np.diag(secant.hessian(f)(X)) / -np.tan(X),
            "vjp": lambda: secant.vjp(f, X)[1](1.0)[0]}[mode]()
     np.testing.assert_allclose(np.asarray(got), scale * np.cos(X), rtol=1e-12)
+
+
+def np_random_body(i, c):
+    return c * np.random.rand()
+
+
+def random_body(i, c):
+    return c * random.random()
+
+
+def next_body(i, c):
+    return c * next(stream)
+
+
+@pytest.mark.parametrize("mode", ["eager", "grad"])
+@pytest.mark.parametrize("body", [np_random_body, random_body, next_body],
+                         ids=["np_random", "random", "next"])
+def test_lax_body_drawing_library_state_is_refused(x64, body, mode):
+    """A lax body drawing from np.random, random or a kept iterator: eagerly a draw per step,
+    under jit and derivatives one per trace (the values would disagree): refused."""
+    def f(x):
+        return snp.sum(lax.fori_loop(0, 3, body, x))
+
+    _reset_library()
+    before = _library_state()
+    with pytest.raises(secant.SecantError, match="reads Python state") as e:
+        MODES[mode](f)
+    assert __file__ in str(e.value)
+    assert _library_state() == before

@@ -466,11 +466,24 @@ def reads_state_it_sets(fn, lookup=None):
             v = value(name)
         except (KeyError, ValueError, NameError):
             continue
-        if isinstance(v, (types.ModuleType, types.BuiltinFunctionType)) or v is fn:
+        if isinstance(v, types.ModuleType):     # (`random.random()`, `np.random.rand()`)
+            drawn = [a for a in names for m in (v, getattr(v, "random", None))
+                     if library_state(getattr(m, a, None)) and getattr(m, a) is not next]
+            if drawn:
+                return f"{drawn[0]} (it draws from {v.__name__}'s random state)"
+            continue
+        if _iterator(v) and "next" in names and "next" not in fn.__globals__:
+            return f"next({name}) (an iterator it keeps)"
+        if isinstance(v, types.BuiltinFunctionType) or v is fn:
             continue
         found = [v] if isinstance(v, (types.FunctionType, types.MethodType)) or (
             callable(v) and not isinstance(v, type)) else []
-        for attr in names:      # (`rng.next()`, `Rng.next(rng)`)
+        kind = v if isinstance(v, type) else type(v)
+        if (kind.__module__ or "").split(".")[0] in ("builtins", "numpy", "secant"):
+            names_of = ()           # (a number, an array, a list: no method of the user's)
+        else:
+            names_of = names
+        for attr in names_of:   # (`rng.next()`, `Rng.next(rng)`)
             try:
                 a = inspect.getattr_static(v, attr)
             except AttributeError:
