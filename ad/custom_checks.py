@@ -363,6 +363,7 @@ class OutputSpec:
 
     def __init__(self, out):
         leaves, self.tree = tree_util.tree_flatten(out)
+        self.state = None       # (vjp's: transformer/nonlocals.py data_read, after the call)
         self.leaves = [(tuple(np.shape(x)), snp.result_type(x)) if _is_array(x) else None
                        for x in leaves]
 
@@ -380,6 +381,15 @@ def vjp_cotangent(ct, spec, depth=0):
     """The cotangent passed to vjp's pullback, checked against the primal output (`spec`) as JAX
     checks it: the same structure (TypeError), each leaf the shape and a dtype of the kind of the
     output's (ValueError); `depth` batch axes in front under vmap."""
+    state = getattr(spec, "state", None)
+    if state:       # (the pullback computes the function again: what it reads must hold)
+        from secant.transformer.nonlocals import changed_since
+        name = changed_since(state)
+        if name is not None:
+            raise SecantValueError(
+                f"{name} was rebound since vjp was called: the pullback computes the function "
+                f"again and would read its new value, where JAX's pullback keeps the value "
+                f"the vjp's call read; call vjp again after changing it{where()}")
     leaves, tree = tree_util.tree_flatten(ct)
     if tree != spec.tree:
         raise SecantTypeError(

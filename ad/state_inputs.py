@@ -163,6 +163,8 @@ def called_object(op, fn):
     (`dynamic_call(type(m).__call__, m, x)`), that object where `m` is a global or closure
     variable of the function (read now, as the call will); None where it is not known."""
     callee = getattr(op, "callee", None)
+    if callee is next:      # (next(it) of an iterator fn keeps: state; next(iter(d)): none)
+        return callee if _kept_iterator(op.operands.get("arg0"), fn) else None
     if getattr(callee, "__name__", None) != "dynamic_call":
         return callee
     head, obj = (op.operands.get(k) for k in ("arg0", "arg1"))
@@ -178,6 +180,24 @@ def called_object(op, fn):
         return cells[name].cell_contents if name in cells else user.__globals__[name]
     except (KeyError, ValueError, AttributeError):
         return None
+
+
+def _kept_iterator(operand, fn):
+    """Whether `operand` of the canonical form `fn` names an iterator the user's function keeps
+    in a global or closure cell (nonlocals._iterator)."""
+    from secant.transformer.nonlocals import _iterator
+    user = getattr(fn, "function", None)
+    name = getattr(operand, "src", None)
+    if user is None or not isinstance(name, str) or not name.isidentifier() \
+            or name in getattr(fn, "locals", set()):
+        return False
+    cells = dict(zip(getattr(user, "__code__", None) and user.__code__.co_freevars or (),
+                     getattr(user, "__closure__", None) or ()))
+    try:
+        value = cells[name].cell_contents if name in cells else user.__globals__[name]
+    except (KeyError, ValueError):
+        return False
+    return _iterator(value)
 
 
 def plain_state_callee(st, fn):
@@ -202,7 +222,7 @@ def plain_state_callee(st, fn):
             raise KeyError(name)
         return cells[name].cell_contents if name in cells else user.__globals__[name]
     for node in ast.walk(tree):
-        hit = isinstance(node, ast.Call) and state_callee(node.func, lookup)
+        hit = isinstance(node, ast.Call) and state_callee(node.func, lookup, node.args)
         if hit:
             return hit
     return None

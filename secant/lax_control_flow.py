@@ -136,6 +136,18 @@ def _users_branches(branches):
                for n in names)
 
 
+def _refuse_state(kind, fns, roles):
+    """Refuses a user's lax call whose functions read Python state they set (a counter, an
+    RNG object's next(), a list appended to and read): eagerly they would run once per step,
+    under jit once per trace, and the two would read different values (see
+    transformer/nonlocals.py reads_state_it_sets)."""
+    from secant.transformer.nonlocals import body_state_message, reads_state_it_sets
+    for fn, role in zip(fns, roles):
+        what = reads_state_it_sets(fn)
+        if what is not None:
+            raise SecantValueError(body_state_message(kind, role, what) + where())
+
+
 def _abstract(x):
     if isinstance(x, (np.ndarray, np.generic, int, float, complex)) and not isinstance(x, bool) \
             or hasattr(x, "dtype") and hasattr(x, "shape"):
@@ -193,6 +205,8 @@ def _operand_keyword(operands, operand, name):
 def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """true_fun(*operands) if pred else false_fun(*operands)."""
     operands = _operand_keyword(operands, operand, "cond")
+    if _called_by_user():
+        _refuse_state("cond", (true_fun, false_fun), ("true_fun", "false_fun"))
     if not _called_by_user() and not isinstance(pred, Tracer) and _abstract(pred) is None:
         # a Python `if` on a Python object (`if history:` of a list): its truth, as Python's
         return true_fun(*operands) if pred else false_fun(*operands)
@@ -222,6 +236,8 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
     branches = tuple(branches)
     if not branches:
         raise SecantValueError("switch needs at least one branch" + where())
+    if _called_by_user():
+        _refuse_state("switch", branches, [f"branch {k}" for k in range(len(branches))])
     _scalar(index, "switch's index")
     _index_dtype(index)
     if isinstance(index, Tracer):
@@ -238,6 +254,8 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
 def while_loop(cond_fun, body_fun, init_val):
     """Repeat val = body_fun(val) while cond_fun(val); returns the final val."""
     trace = active_trace()
+    if _called_by_user():
+        _refuse_state("while_loop", (cond_fun, body_fun), ("cond_fun", "body_fun"))
     body_fun = _returns_carry(body_fun, init_val, "while_loop's body_fun")
     if trace is not None:
         return control_flow.while_loop(trace, cond_fun, body_fun, init_val)
@@ -305,6 +323,8 @@ def _counter(x):
 def fori_loop(lower, upper, body_fun, init_val):
     """val = body_fun(i, val) for i in range(lower, upper)."""
     trace = active_trace()
+    if _called_by_user():
+        _refuse_state("fori_loop", (body_fun,), ("body_fun",))
     body_fun = _returns_carry(body_fun, init_val, "fori_loop's body_fun")
     dt = _bounds_dtype(lower, upper)
     objects = trace is not None and _object_leaves(init_val)
@@ -368,6 +388,8 @@ def _length(xs, length):
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     """carry, ys = scan(f, init, xs): carry, y = f(carry, x) for each x in xs; ys stacks the y."""
     n = _length(xs, length)
+    if _called_by_user():
+        _refuse_state("scan", (f,), ("f",))
     f = _returns_pair(f)
     trace = active_trace()
     order = range(n - 1, -1, -1) if reverse else range(n)
@@ -507,4 +529,6 @@ def _staged_scan(trace, f, init, xs, n, reverse):
 
 def map(f, xs):
     """[f(x) for x in xs], stacked."""
+    if _called_by_user():
+        _refuse_state("map", (f,), ("f",))
     return scan(lambda carry, x: (carry, f(x)), None, xs)[1]

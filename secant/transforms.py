@@ -38,6 +38,7 @@ from secant.transformer.callees import check_distinct, check_keywords, dynamic_c
 from secant.transformer.properties import (PlainReads, attribute_reader, may_be_computed,
                                            reads_computed)
 from secant.transformer.desugar import desugar
+from secant.transformer.nonlocals import changed_since, data_read
 from secant.transformer.normalize import normalise
 from secant.transformer.parse import FunctionSource, closure_values, opaque
 from secant.transformer.runnable import runnable
@@ -3734,7 +3735,8 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     if has_aux:
         out, aux = out
 
-    vjp_fun = _vjp_closure(gen, primals, aux if has_aux else _NO_AUX, out, ints)
+    vjp_fun = _vjp_closure(gen, primals, aux if has_aux else _NO_AUX, out, ints,
+                           None if tracing else data_read(base))
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
 
 
@@ -3795,7 +3797,7 @@ def vjp_pullback(fun, n):
 vjp_pullback.__secant_factory__ = "argnums"
 
 
-def _vjp_closure(gen, primals, aux, out, ints=()):
+def _vjp_closure(gen, primals, aux, out, ints=(), state=None):
     """vjp's `vjp_fun`, as generated source (so grad, vmap and jit read it like any function):
     `def f_vjp_fun(out_bar): return f_vjp(out_bar, x, w)` with the primals bound by name, the
     cotangent checked against the output's structure, shapes and dtypes (as JAX checks it).
@@ -3810,6 +3812,7 @@ def _vjp_closure(gen, primals, aux, out, ints=()):
     spec = names.fresh("out_spec")
     free = {getattr(gen, "__name__", name): gen, **dict(zip(params, primals)), "vjp_cotangent": vjp_cotangent,
             spec: output_spec(out)}
+    free[spec].state = state     # (the values it read: rebound before the pullback, refused)
     check = f"    {ct} = vjp_cotangent({ct}, {spec})\n"
     seed = ct
     if aux is not _NO_AUX:          # aux's cotangent: zeros
@@ -4127,12 +4130,21 @@ def linearize(fun, *primals, has_aux=False):
     positions = tuple(range(len(primals)))
     primals = _as_arrays(primals, positions)
     _check_differentiable(primals, positions, "linearize")
+    if active_trace() is None and _sets_python_state(fun):
+        return _forward_linearize(fun, primals, has_aux)
     gen = _jvp_generated(fun, positions, has_aux)
     res = gen(*primals, *[_zeros_tree(p) for p in primals])
     out = res[0]
     primal_tree = tree_util.tree_structure(primals)
+    state = data_read(_base(fun)) if active_trace() is None else None
 
     def f_jvp(*tangents):
+        name = changed_since(state) if state else None
+        if name is not None:
+            raise SecantValueError(
+                f"{name} was rebound since linearize was called: the linearized function "
+                "computes the function again and would read its new value, where JAX's "
+                f"keeps the value linearize's call read; call linearize again{where()}")
         if tree_util.tree_structure(tangents) != primal_tree:
             raise SecantValueError(
                 "linearized function called on tangent values inconsistent with the original "
@@ -4159,6 +4171,47 @@ def linearize(fun, *primals, has_aux=False):
     f_jvp.__secant_shows__ = gen            # (secant.source: the jvp it runs)
     f_jvp.__name__ = f_jvp.__qualname__ = gen.__name__
     return (out, f_jvp, res[2]) if has_aux else (out, f_jvp)
+
+
+def _sets_python_state(fun):
+    """Whether the user's function `fun` sets Python state (a counter, an RNG object's key, a
+    list it appends to: transformer/nonlocals.py), in itself or what it calls."""
+    from secant.transformer.nonlocals import mutates_outside, reaches_state, reads_state_it_sets
+    fn = _base(fun)
+    if not isinstance(fn, types.FunctionType):
+        return False
+    return bool(reaches_state(fn) or reads_state_it_sets(fn) or mutates_outside(fn))
+
+
+def _forward_linearize(fun, primals, has_aux):
+    """linearize(fun, x) of a function that sets Python state: its output and Jacobian from
+    one forward-mode run (the user's one call, as JAX's linearize traces fun once), the
+    linearized function their contraction, which runs none of fun's Python again. Refused for
+    several primals, aux, or an output that is not one array."""
+    name = getattr(fun, "__qualname__", "the function")
+    error = SecantValueError(
+        f"{name} sets Python state (a counter, an object's field, a list it changes): "
+        "linearize's function would run it again at each call and read another value; "
+        "secant linearizes such a function of one array with one array output only (its "
+        f"Jacobian taken at the call); use jvp, or pass the state in as an argument{where()}")
+    if has_aux or len(primals) != 1 or not isinstance(primals[0], Array):
+        raise error
+    source = _jacobian_source(_Jacobian(_base(fun), 0, False, "jacfwd"), grad="vjp")
+    if source is None:
+        raise error
+    x = primals[0]
+    out, jac = source(x)
+    if not isinstance(out, Array):
+        raise error
+
+    def f_jvp(t):
+        if np.shape(t) != np.shape(x) or _dtype_of(t) != _dtype_of(x):
+            raise SecantValueError(
+                "linearized function called on tangent values inconsistent with the "
+                f"original primal values: got tangent {_dtype_of(t)}{list(np.shape(t))} "
+                f"for primal {_dtype_of(x)}{list(np.shape(x))}{where()}")
+        return snp.tensordot(jac, t, axes=np.ndim(x))
+    return out, f_jvp
 
 
 def _basis(leaves):

@@ -643,7 +643,8 @@ class _Rewriter:
                     self.src.closure.get(n.func.id), "__secant_writes_global__", False):
                 return f"its body sets the global {gast.unparse(n.args[0]).strip()}"
         for n in _scope_nodes(s.body):      # gstep(x), rng.next(): a counter, once per iteration
-            callee = isinstance(n, gast.Call) and state_callee(n.func, self._free_value)
+            callee = isinstance(n, gast.Call) and state_callee(n.func, self._free_value,
+                                                               n.args)
             if callee:
                 return f"its body calls {gast.unparse(n.func).strip()}, which sets Python state"
         if _contains(s.body, (gast.Break, gast.Continue), False):

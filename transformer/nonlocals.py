@@ -198,7 +198,7 @@ def reached_names(fn):
     return _reach(fn, set())[1]
 
 
-def state_callee(func, lookup):
+def state_callee(func, lookup, args=()):
     """The callable that the callee expression `func` (a name or a chain of attributes, ast or
     gast) names where it reaches Python state (reaches_state: `rng.next`, `Rng.next`,
     `schedule`, `gstep`), else None. lookup(name): the value of a free name of the function
@@ -211,7 +211,14 @@ def state_callee(func, lookup):
     if type(head).__name__ != "Name":
         return None
     try:
-        obj = lookup(head.id)
+        try:
+            obj = lookup(head.id)
+        except KeyError:            # (builtin next of an iterator the function keeps)
+            if head.id != "next" or path or not args or \
+                    type(args[0]).__name__ != "Name" or not _iterator(lookup(args[0].id)):
+                raise
+            import builtins
+            return builtins.next
         for attr in reversed(path):
             owner, obj = obj, inspect.getattr_static(obj, attr)
             if isinstance(obj, (staticmethod, classmethod)):
@@ -265,6 +272,8 @@ def _reach(fn, seen):
     made = getattr(fn, "__secant_made_from__", None)
     if isinstance(made, tuple) and made and made[0] is not fn and "replay" not in made:
         return _reach(made[0], seen)    # (a derivative of a user function runs its effects)
+    if library_state(fn):
+        return "settled", frozenset({getattr(fn, "__name__", "next")})
     own = writes_state(fn)
     if own:
         return own, state_names(fn)
@@ -282,13 +291,49 @@ def _reach(fn, seen):
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     values = [target.__globals__.get(n) for n in names]
     values += [c.cell_contents for c in target.__closure__ or () if _full(c)]
+    values += [getattr(v, n, None) for v in list(values) if isinstance(v, types.ModuleType)
+               for n in names]      # (`random.random()`, `np.random.rand()`: a module's)
+    values += [getattr(getattr(v, "random", None), n, None) for v in list(values)
+               if getattr(v, "__name__", None) == "numpy" for n in names]
     found, state = False, frozenset()
+    if "next" in names and "next" not in target.__globals__ and any(map(_iterator, values)):
+        found, state = "settled", frozenset({"next"})   # (next(it) of an iterator it keeps)
     for v in values:
-        if isinstance(v, (types.FunctionType, types.MethodType)) and v is not target:
+        if library_state(v) and v is not target and v is not next:
+            state |= {getattr(v, "__name__", "next")}
+            found = "early" if found == "early" else "settled"
+        elif isinstance(v, (types.FunctionType, types.MethodType)) and v is not target:
             kind, more = _reach(v, seen)
             state |= more
             found = "early" if "early" in (kind, found) else found or (kind and "settled")
     return found, state
+
+
+def _iterator(value):
+    """Whether `value`, kept in a global or closure cell, is an iterator (a generator,
+    iter(...), itertools.count()): next(value) advances it, as a counter's call does."""
+    import types
+    return hasattr(type(value), "__next__") and not isinstance(value, (type, types.ModuleType))
+
+
+def library_state(fn):
+    """Whether `fn` is a library callable that advances Python state of its own when called:
+    Python's `random` functions and the methods of a random.Random, NumPy's global `np.random`
+    functions and the methods of a RandomState or Generator. Each call returns another value,
+    as a user's counter does (reaches_state); builtin next too, but a call of it is state
+    only where its iterator is one the function keeps in a global or cell (state_callee,
+    _reach, ad/state_inputs.py called_object), never `next(iter(d))`."""
+    import builtins
+    import random
+    if fn is builtins.next:
+        return True
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, random.Random):
+        return callable(fn) and not getattr(fn, "__name__", "").startswith("_")
+    name = type(owner).__name__ if owner is not None else ""
+    module = type(owner).__module__ or "" if owner is not None else ""
+    return module.startswith("numpy.random") and name in ("RandomState", "Generator") \
+        and callable(fn) and getattr(fn, "__name__", "") not in ("get_state", "__getstate__")
 
 
 def _full(cell):
@@ -368,3 +413,189 @@ def mutates_outside(fn):
         _MUTATES.clear()
     _MUTATES[code] = found
     return found
+
+
+_BODY_STATE = {}    # code object -> what reads_state_it_sets found in its source (None: nothing)
+
+
+def reads_state_it_sets(fn, lookup=None):
+    """What Python state the user's function `fn`, passed to a lax loop or branch as its body,
+    reads where it (or what it calls) also sets it, or None: the description of the first
+    found (`k (a global it sets)`, `rng.next (sets Python state)`). Such a body reads another
+    value each time it runs: eagerly once per step, but once per trace under jit and in a
+    derivative (JAX traces a body once), so the two would disagree. State a body only updates
+    (`calls += 1`, `log.append(v)`, never read) is left to run: its values agree.
+    Found: a name it declares global or nonlocal, or a field of its self, that it reads
+    (writes_state); an object it changes in place and reads (mutates_outside); a field of a
+    free object it sets and reads (`m.n += 1; ... m.n`); a call of a function, method or
+    callable object that reaches such state (reaches_state: `rng.next()`, `tick()`), found
+    by the names its code reads, looked up in its globals and closure (or `lookup(name)`,
+    KeyError where none)."""
+    import inspect
+    import types
+    fn = _read(fn)
+    code = getattr(fn, "__code__", None)
+    if not _users_function(fn) or code.co_filename.startswith("<secant"):
+        return None         # (secant's generated forms: their user function was checked)
+    title = getattr(fn, "__name__", "the function")
+    own = writes_state(fn)
+    if own in ("settled", "early"):
+        return f"{', '.join(sorted(n.lstrip('.') for n in state_names(fn)))} (state " \
+            f"{title} sets)"
+    if mutates_outside(fn) == "read":
+        return f"an object {title} changes in place"
+    if code not in _BODY_STATE:
+        _BODY_STATE[code] = _fields_set_and_read(fn)
+    if _BODY_STATE[code] is not None:
+        return _BODY_STATE[code]
+    cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
+
+    def value(name):
+        if lookup is not None:
+            return lookup(name)
+        if name in cells:
+            return cells[name].cell_contents
+        return fn.__globals__[name]
+    names, stack = [], [code]
+    while stack:
+        c = stack.pop()
+        names += [n for n in c.co_names + c.co_freevars if n not in names]
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    for name in names:
+        try:
+            v = value(name)
+        except (KeyError, ValueError, NameError):
+            continue
+        if isinstance(v, types.ModuleType):     # (`random.random()`, `np.random.rand()`)
+            drawn = [a for a in names for m in (v, getattr(v, "random", None))
+                     if library_state(getattr(m, a, None)) and getattr(m, a) is not next]
+            if drawn:
+                return f"{drawn[0]} (it draws from {v.__name__}'s random state)"
+            continue
+        if _iterator(v) and "next" in names and "next" not in fn.__globals__:
+            return f"next({name}) (an iterator it keeps)"
+        if isinstance(v, types.BuiltinFunctionType) or v is fn:
+            continue
+        found = [v] if isinstance(v, (types.FunctionType, types.MethodType)) or (
+            callable(v) and not isinstance(v, type)) else []
+        kind = v if isinstance(v, type) else type(v)
+        if (kind.__module__ or "").split(".")[0] in ("builtins", "numpy", "secant"):
+            names_of = ()           # (a number, an array, a list: no method of the user's)
+        else:
+            names_of = names
+        for attr in names_of:   # (`rng.next()`, `Rng.next(rng)`)
+            try:
+                a = inspect.getattr_static(v, attr)
+            except AttributeError:
+                continue
+            if isinstance(a, (staticmethod, classmethod)):
+                a = a.__func__
+            if isinstance(a, types.FunctionType):
+                found.append(a if isinstance(v, type) else a.__get__(v))
+        for f in found:
+            try:
+                reached = reaches_state(f)
+            except Exception:       # (an object whose class cannot be read: not followed)
+                continue
+            if reached and reached != "unread":
+                return f"{getattr(f, '__qualname__', name)} (it sets Python state)"
+    return None
+
+
+def _fields_set_and_read(fn):
+    """`m.n (an object ... changes and reads)` where `fn`'s source changes an object it does
+    not make (a global or closure object: `m.n += 1`, `acc.append(v)`, `table[k] = v`) and
+    reads that object besides the statements that change it, else None."""
+    import inspect
+    import textwrap
+    try:
+        fdef = gast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return None
+    if not isinstance(fdef, (gast.FunctionDef, gast.AsyncFunctionDef)):
+        return None
+    body = list(_walk_scope(fdef.body))
+    a = fdef.args
+    made = {n.id for n in body if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)} \
+        | {p.id for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
+           if p is not None}
+    changed, updates = {}, set()
+    for s in body:
+        if not isinstance(s, (gast.Expr, gast.Assign, gast.AugAssign)):
+            continue
+        roots = [r.id for r in changed_in_place(gast.walk(s)) if r.id not in made]
+        for r in roots:         # (`box.n` for a field set, else the object's name)
+            target = s.target if isinstance(s, gast.AugAssign) else \
+                s.targets[0] if isinstance(s, gast.Assign) else None
+            changed.setdefault(r, gast.unparse(target).strip() if isinstance(
+                target, gast.Attribute) else r)
+        if roots:
+            updates.update(id(n) for n in gast.walk(s))
+    for n in body:
+        if isinstance(n, gast.Name) and n.id in changed and isinstance(n.ctx, gast.Load) \
+                and id(n) not in updates:
+            return f"{changed[n.id]} (an object {fn.__name__} changes and reads)"
+    return None
+
+
+def body_state_message(kind, role, what):
+    """The refusal of a lax.`kind` whose `role` function reads Python state it sets (`what`:
+    reads_state_it_sets's description)."""
+    if kind in ("cond", "switch"):
+        runs = ("Its branches run once per call (as JAX traces each), but a derivative runs "
+                "them again (its reverse pass, jacfwd's layout), and would read another value")
+        fix = "pass the state in as an argument"
+    else:
+        runs = ("Eagerly its body runs once per step, as Python runs it, but jit and the "
+                "derivatives trace it once (as JAX does), and each would read another value")
+        fix = "carry the state in the loop's values (as JAX requires), pass it in as an " \
+            "argument, or use a Python loop"
+    return (f"lax.{kind}'s {role} reads Python state that it sets: {what}. {runs}: secant "
+            f"cannot be sure of the answer; {fix}")
+
+
+_DATA = (int, float, complex, bool, str, bytes, tuple, frozenset, type(None))
+
+
+def data_read(fn):
+    """A snapshot of the plain values the user's function `fn` reads from its globals and
+    closure cells (numbers, arrays, strings, tuples), and those of the user functions it
+    reaches through them: [(cell or globals, name, value)]. A derivative that runs fn again
+    later (vjp's pullback, linearize's jvp) reads them again: changed_since says whether one
+    was rebound in between (`scale = 3.0`), which JAX's, traced at the call, would not see."""
+    import types
+    out, seen, stack = [], set(), [_read(fn)]
+    while stack and len(seen) < 64:
+        f = stack.pop()
+        code = getattr(f, "__code__", None)
+        if not _users_function(f) or code in seen or code.co_filename.startswith("<secant"):
+            continue
+        seen.add(code)
+        names, codes = set(), [code]
+        while codes:
+            c = codes.pop()
+            names.update(c.co_names)
+            codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        places = [(f.__globals__, n) for n in sorted(names) if n in f.__globals__] + \
+            [(c, n) for n, c in zip(code.co_freevars, f.__closure__ or ()) if _full(c)]
+        for place, name in places:
+            v = place[name] if isinstance(place, dict) else place.cell_contents
+            if isinstance(v, (types.FunctionType, types.MethodType)):
+                stack.append(v.__func__ if isinstance(v, types.MethodType) else v)
+            elif isinstance(v, _DATA) or type(v).__name__ in ("ndarray", "Array") \
+                    or type(v).__module__ == "numpy":
+                out.append((place, name, v))
+    return out
+
+
+def changed_since(snapshot):
+    """The name of the first value of data_read's `snapshot` rebound since, else None."""
+    for place, name, v in snapshot:
+        try:
+            now = place[name] if isinstance(place, dict) else place.cell_contents
+        except (KeyError, ValueError):
+            return name
+        if now is not v and not (type(now) is type(v) and isinstance(
+                v, (int, float, complex, str, bytes)) and now == v):
+            return name
+    return None

@@ -4798,6 +4798,7 @@ class Normaliser(ContainerMixin):
         arity = {"fori_loop": 2, "scan": 2, "map": 1, "while_loop": 1}.get(
             kind, len(args.get("operands", ())))
         fns = [self._function_arg(f, kind, arity) for f in fn_nodes]
+        self._refuse_body_state(node, kind, fns, names)
         free = []
         for _, _, names_free, _, _ in fns:
             free += [n for n in names_free if n not in free]
@@ -4862,6 +4863,23 @@ class Normaliser(ContainerMixin):
         self.out.append(ir.Op([name], kind, data, statics, self.origin, lifted))
         self.tracked.add(name)
         return ir.Var(name)
+
+    def _refuse_body_state(self, node, kind, fns, roles):
+        """Refuses lax.`kind` whose function (a global def, a lambda or a local def written in
+        the function) reads Python state it sets (transformer/nonlocals.py
+        reads_state_it_sets): eagerly it runs once per step, but a derivative and jit run it
+        once per trace, and each would read another value."""
+        def lookup(name):
+            obj = self._resolve(gast.Name(name, gast.Load(), None, None))
+            if obj is _UNRESOLVED:
+                raise KeyError(name)
+            return obj
+        for (fnode, obj, _, _, _), role in zip(fns, roles):
+            what = nonlocals.reads_state_it_sets(obj) if inspect.isfunction(obj) else None
+            if fnode is not None and what is None:
+                what = _local_body_state(fnode, lookup)
+            if what is not None:
+                raise self.src.error(node, nonlocals.body_state_message(kind, role, what))
 
     def _objects_carried(self, kind, data, lifted, free):
         """The loop's functions (lifted) in the form that knows which of their parameters hold
@@ -6317,3 +6335,23 @@ def _statements(body):
         for h in getattr(st, "handlers", ()):
             out.extend(_statements(h.body))
     return out
+
+
+def _local_body_state(fnode, lookup):
+    """reads_state_it_sets of a lambda or local def written in the function (its AST `fnode`): a
+    call of a function, method or callable object that reaches Python state it reads
+    (`rng.next()`), or a name it declares global or nonlocal and reads; else None."""
+    declared = {n for s in walk(fnode) if isinstance(s, (gast.Global, gast.Nonlocal))
+                for n in s.names}
+    updated = {id(n) for s in walk(fnode) if isinstance(s, gast.AugAssign) or isinstance(
+        s, gast.Assign) and all(isinstance(t, gast.Name) and t.id in declared for t in s.targets)
+        for n in gast.walk(s)}      # (`k += 1`, `k = k + 1`: its update, not a read)
+    for n in walk(fnode):
+        if isinstance(n, gast.Name) and n.id in declared and isinstance(n.ctx, gast.Load) \
+                and id(n) not in updated:
+            return f"{n.id} (a name it declares global or nonlocal and sets)"
+        callee = isinstance(n, gast.Call) and nonlocals.state_callee(n.func, lookup, n.args)
+        if callee and nonlocals.reaches_state(callee) != "unread":
+            return f"{getattr(callee, '__qualname__', gast.unparse(n.func).strip())} (it sets " \
+                "Python state)"
+    return None

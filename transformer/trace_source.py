@@ -674,6 +674,7 @@ def record(fn, context=None, follow=False, arguments=None, active=()):
         raise TraceSourceError(f"{fn.__qualname__} has no source secant can read and takes "
                                "*args or **kwargs; define it in a file" if context is None else
                                f"{context}; but it takes *args or **kwargs")
+    _refuse_state_writes(fn, context, follow=follow)
     sig = inspect.signature(fn, follow_wrapped=False)
     params = list(sig.parameters)
     cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
@@ -726,6 +727,7 @@ def record(fn, context=None, follow=False, arguments=None, active=()):
         try:
             given = {p: _argument(rec, arguments[p], p, p, follow, p in active)
                      for p in params}
+            before = _globals_set(fn, glob)
             if fixed:       # (specialised for a call's *args: its code takes them so)
                 keyword_only = [p for p, v in sig.parameters.items()
                                 if v.kind == v.KEYWORD_ONLY]
@@ -733,28 +735,186 @@ def record(fn, context=None, follow=False, arguments=None, active=()):
                                 **{p: given[p] for p in keyword_only})
             else:
                 result = runner(**given)
+            _write_back(rec, fn, glob, before)
             out = Recorded(rec, result, sig, cells, frozen)
             rec.source(result)
         finally:
             rec.done = True
         return out
     if not follow:
-        result = runner(**{p: _Value(rec, p) for p in params})
+        watched = [(name, value, _shallow(value), _copy(value)) for _, _, name, value in frozen]
+        try:
+            result = runner(**{p: _Value(rec, p) for p in params})
+        except TypeError as e:      # (`self.calls += 1` of an object it names: a recorder)
+            if not re.search(r"'_(?:Named|Value|ConstNamed)'", str(e)):
+                raise
+            for _, v, w, kept in watched:
+                if w is not None:
+                    _restore(v, kept)
+            rec.refuse(f"uses a value the trace records where Python state is set or read "
+                       f"({e})", "Define the function (or its class) in a file")
+        for name, value, was, kept in watched:
+            if was is not None and _shallow(value) != was:
+                for _, v, w, k in watched:      # (the trace's changes undone: refused)
+                    if w is not None:
+                        _restore(v, k)
+                rec.refuse(f"changes Python state when it runs ({name}, which it reads from "
+                           "its globals or closure, changed in the trace), which a trace taken "
+                           "once would change once, never at the calls after",
+                           "Define the function in a file (or reload its module), or pass "
+                           "the state in as an argument and return it")
         return Recorded(rec, result, sig, cells, frozen)
     try:
         given = {p: _Value(rec, p) for p in params}
         rec.unknown = {id(v) for v in given.values()}
+        before = _globals_set(fn, glob)
         if fixed:       # (transformer/callees.py specialise: calls fn(*args, **kwargs))
             keyword_only = [p for p, v in sig.parameters.items() if v.kind == v.KEYWORD_ONLY]
             result = runner(*[given[p] for p in params if p not in keyword_only],
                             **{p: given[p] for p in keyword_only})
         else:
             result = runner(**given)
+        _write_back(rec, fn, glob, before)
         out = Recorded(rec, result, sig, cells, frozen)
         rec.source(result)          # (refused here: a value of an earlier trace returned)
     finally:
         rec.done = True     # (values it left in a global are dead: used again, refused)
     return out
+
+
+def _shallow(value):
+    """What a trace would see change in `value`, a Python object a traced function reads
+    from its globals or closure: a list's, dict's or set's items, an object's fields (their
+    identities, one level deep), or None for anything else (a number: immutable)."""
+    try:
+        if isinstance(value, (list, tuple)):
+            return len(value), tuple(id(v) for v in value[:256])
+        if isinstance(value, dict):
+            return len(value), tuple((k, id(v)) for k, v in list(value.items())[:256])
+        if isinstance(value, (set, frozenset)):
+            return len(value), frozenset(id(v) for v in value)
+        if isinstance(value, (types.ModuleType, type, types.FunctionType)):
+            return None
+        fields = getattr(value, "__dict__", None)
+        if isinstance(fields, dict):
+            return tuple((k, id(v)) for k, v in fields.items())
+    except Exception:       # (an object whose items cannot be read: not watched)
+        return None
+    return None
+
+
+def _copy(value):
+    """A shallow copy of what _shallow watches in `value`, for _restore."""
+    try:
+        if isinstance(value, list):
+            return list(value)
+        if isinstance(value, (dict, set)):
+            return value.copy()
+        fields = getattr(value, "__dict__", None)
+        return dict(fields) if isinstance(fields, dict) and not isinstance(
+            value, (types.ModuleType, type, types.FunctionType)) else None
+    except Exception:
+        return None
+
+
+def _restore(value, kept):
+    """`value` (a list, dict, set or object) given back the items or fields `kept` held."""
+    if kept is None:
+        return
+    try:
+        if isinstance(value, list):
+            value[:] = kept
+        elif isinstance(value, (dict, set)):
+            value.clear()
+            value.update(kept)
+        else:
+            value.__dict__.clear()
+            value.__dict__.update(kept)
+    except Exception:
+        pass
+
+
+def state_writes(code):
+    """The Python state `code` (a function's, with the code nested in it) assigns: the names
+    it sets by `global` (`global calls; calls += 1`) and those of its free variables it sets by
+    `nonlocal`, as ("global", name) / ("nonlocal", name) pairs in the order met."""
+    import dis
+    found, stack, outer = [], [code], set(code.co_freevars)
+    while stack:
+        c = stack.pop()
+        for ins in dis.get_instructions(c):
+            if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+                hit = ("global", ins.argval)
+            elif ins.opname in ("STORE_DEREF", "DELETE_DEREF") and ins.argval in outer \
+                    and ins.argval in c.co_freevars:
+                hit = ("nonlocal", ins.argval)
+            else:
+                continue
+            if hit not in found:
+                found.append(hit)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return found
+
+
+def _refuse_state_writes(fn, context, traced=None, follow=False, written=None):
+    """Refuses to trace `fn` (or `traced`, which runs `fn` through) where fn's code sets a
+    global or a nonlocal: a trace runs it on a copy of its globals and cells, so the write
+    would be lost (or made once, at trace time), and a read of it after would be fixed to
+    the value the trace saw: the counter of the user's program would stay where it was.
+    `follow`: a trace taken again on each call, whose globals _write_back writes back after
+    the run, as the user's call would have set them: only a nonlocal is refused then.
+    `written`: the global (a name) whose new value is a recording value, refused."""
+    writes = [("global", written)] if written is not None else [
+        (k, n) for k, n in state_writes(fn.__code__) if not follow or k == "nonlocal"]
+    if not writes:
+        return
+    kind, name = writes[0]
+    top = traced if traced is not None else fn
+    line = _user_line(top)
+    at = f" at {top.__code__.co_filename}:{line}" if line else \
+        f" at {fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
+    what = (f"{'its callee ' + fn.__qualname__ + ' ' if fn is not top else ''}sets Python "
+            f"state ({kind} {name}), which a trace runs on a copy of the globals and cells: "
+            "the write would be lost, and a read of it fixed to the value the trace saw") \
+        if written is None else (
+            f"{'its callee ' + fn.__qualname__ + ' ' if fn is not top else ''}stores a value "
+            f"computed from its arguments in the global {name}, which a trace cannot keep")
+    if context is not None:
+        raise TraceSourceError(f"{context}; but {what}{at}")
+    raise TraceSourceError(
+        f"{top.__qualname__} has no source secant can read (defined in exec, at the "
+        f"interactive prompt, piped to `python -`, with python -c, or its file changed since "
+        f"import), so secant traces it once; but it {what}{at}. Define the function in a "
+        "file (or reload its module), or pass the state in as an argument and return it")
+
+
+def _write_back(rec, fn, glob, before):
+    """After a following trace ran `fn` on its patched module `glob` (`before`: what
+    _globals_set gave before the run): each global fn's code set (`global act; act =
+    snp.tanh`) written to the user's module, as the user's call would have set it (the trace is
+    taken on each call). A recording value stored there is refused: the user's program could
+    not read it after the trace."""
+    for name, was in before.items():
+        value = glob.get(name, _UNSET)
+        if value is was or value is _UNSET:
+            continue
+        if isinstance(value, _Named) and value._obj is not None:
+            value = value._obj          # (`act = snp.tanh`: the function its recorder names)
+        elif isinstance(value, _Follow):
+            value = value._value
+        value = rec.original(value)
+        if type(value).__module__ == __name__:
+            _refuse_state_writes(fn, rec.context, rec.fn, written=name)
+        fn.__globals__[name] = value
+
+
+def _globals_set(fn, glob):
+    """{name: its value in `glob` now} for each global fn's code sets (_write_back's before)."""
+    return {name: glob.get(name, _UNSET) for kind, name in state_writes(fn.__code__)
+            if kind == "global"}
+
+
+_UNSET = object()
 
 
 def _trace(fn):
@@ -929,6 +1089,7 @@ class _Follow:
     def __call__(self, *args, **kwargs):
         fn = self._fn
         rec = self._rec
+        _refuse_state_writes(fn, rec.context, rec.fn, follow=True)
         defaults = fn.__defaults__ and tuple(_follow_stand_in(rec, d, "default")
                                              for d in fn.__defaults__)
         glob = _patched_module(rec, fn.__globals__, fn.__code__)
@@ -938,7 +1099,10 @@ class _Follow:
             k: _follow_stand_in(rec, d, k) for k, d in fn.__kwdefaults__.items()}
         if self._self is not None:
             args = (self._self,) + args
-        return runner(*args, **kwargs)
+        before = _globals_set(fn, glob)
+        out = runner(*args, **kwargs)
+        _write_back(rec, fn, glob, before)
+        return out
 
     def __get__(self, obj, objtype=None):       # (a followed function stored on a class)
         return self if obj is None else types.MethodType(self, obj)
