@@ -96,8 +96,8 @@ def x64_or_not(request):
 # changes only the order (the costliest files first, so that no long file starts last), never
 # what runs.
 CPU_SECONDS = {
-    "test_explore15h_programs.py": 119, "test_explore15h_fixes.py": 12,
-    "test_explore15i_programs.py": 95, "test_explore15j_programs.py": 310,
+    "test_explore15h_programs.py": 32, "test_explore15h_fixes.py": 12,
+    "test_explore15i_programs.py": 95, "test_explore15j_programs.py": 29,
     "test_explore15k_programs.py": 200, "test_zip15_transpose.py": 3, "test_zip15_partials.py": 6,
     "test_explore15l_programs.py": 140, "test_frozen15m_mappings.py": 4,
     "test_explore15o_programs.py": 100,
@@ -114,11 +114,11 @@ CPU_SECONDS = {
     "test_library_cases.py": 218, "test_odeint_compositions.py": 118,
     "test_left15a_idioms.py": 27, "test_mods15d_triples.py": 137,
     "test_while15_batched_while.py": 19, "test_stale15_first_call.py": 45,
-    "test_while15b_compositions.py": 40, "test_hess15_int_carries.py": 80,
-    "test_others4_compositions.py": 57, "test_corpus.py": 125, "test_others3_compositions.py": 87,
+    "test_while15b_compositions.py": 40, "test_hess15_int_carries.py": 47,
+    "test_others4_compositions.py": 57, "test_corpus.py": 90, "test_others3_compositions.py": 87,
     "test_others11_compositions.py": 86, "test_scan2_compositions.py": 74,
     "test_others8_solvers.py": 74, "test_run_jax_programs.py": 67, "test_others5_sciml.py": 63,
-    "test_scipy_special.py": 57, "test_composition_sweep.py": 57, "test_deep_compositions.py": 56,
+    "test_scipy_special.py": 57, "test_composition_sweep.py": 79, "test_deep_compositions.py": 78,
     "test_library_shapes.py": 56, "test_nested_loop_orders.py": 53,
     "test_odeint_second_order.py": 44, "test_others3_science.py": 44, "test_eager_memory.py": 42,
     "test_distributed.py": 42, "test_others5_bayes.py": 41, "test_linalg_final.py": 41,
