@@ -111,7 +111,7 @@ CPU_SECONDS = {
     "test_fft15_gather_modes.py": 9, "test_fft15r_shapes.py": 30,
     "test_vm15k_containers.py": 17, "test_lead17_code_cache.py": 1,
     "test_star15_calls.py": 27, "test_star15_unpack.py": 25, "test_star15_lists.py": 19,
-    "test_library_cases.py": 218, "test_odeint_compositions.py": 118,
+    "test_library_cases.py": 172, "test_odeint_compositions.py": 118,
     "test_left15a_idioms.py": 27, "test_mods15d_triples.py": 28,
     "test_while15_batched_while.py": 19, "test_stale15_first_call.py": 45,
     "test_while15b_compositions.py": 40, "test_hess15_int_carries.py": 47,
