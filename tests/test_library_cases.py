@@ -8,6 +8,7 @@ import pytest
 import secant
 import secant.numpy as snp
 from tests import library_cases
+
 from user_programs import checks
 
 
