@@ -260,6 +260,11 @@ def reference(name, g, x, w):
     raise KeyError(name)
 
 
+# the sweep's deepest chains (innermost first): tests/test_deep_compositions.py runs each in
+# every profile, so the sweep's default profile leaves them out
+DEEP_CHAINS = [("scan", ("hessian", "jit", "grad")), ("cond", ("hessian", "jacrev", "grad")),
+               ("helper_call", ("hessian", "hessian", "grad")), ("scan", ("hessian", "grad")),
+               ("cond", ("jacfwd", "jacrev", "grad"))]
 TOLERANCE = {"hessian": 2e-5}
 
 

@@ -4,7 +4,7 @@ vmap (in_axes 0), jit, jacfwd, jacrev, hessian} over small functions written as 
 differences, a Python loop (vmap) or eager (jit).
 
 The default profile runs a representative subset (every function at depth 1, each pair of
-transforms over three functions, one function for every eighth triple); HYPOTHESIS_PROFILE=
+transforms over two functions, one function for every eighth triple); HYPOTHESIS_PROFILE=
 thorough runs the whole product. A case either gives the right value or, where listed in XFAIL
 (strict), a clear refusal; in the thorough profile a case outside the table passes only with the
 right value or one of the known refusals (KNOWN), never with a wrong value or an internal error.
@@ -30,11 +30,12 @@ TRANSFORMS = list(cases.TRANSFORMS)
 def _default_cases():
     out = [(f, (t,)) for t in TRANSFORMS for f in FUNCS]
     for k, pair in enumerate(itertools.product(TRANSFORMS, repeat=2)):
-        out += [(FUNCS[(3 * k + j) % len(FUNCS)], pair) for j in range(3)]
+        out += [(FUNCS[(2 * k + j) % len(FUNCS)], pair) for j in range(2)]
     for k, triple in enumerate(itertools.product(TRANSFORMS, repeat=3)):
         if k % 8 == 0:
             out.append((FUNCS[(k // 8) % len(FUNCS)], triple))
-    return out
+    # (test_deep_compositions runs these: helper_call's hessian/hessian/grad is 16 CPU s)
+    return [c for c in out if c not in cases.DEEP_CHAINS]
 
 
 def _all_cases():

@@ -7,9 +7,10 @@ tests/corpus/known_failures.py and marked xfail(strict=True): a fix that makes o
 its test until the entry is removed. A known refusal that starts returning a wrong value fails
 too, and so does a known wrong value that starts raising.
 
-Profiles: the default runs every case through each transform and each pair, and the triples and
-fourth-order compositions on REPRESENTATIVE cases, plus the jit-outermost pairs on them (jit
-compiles cost most); HYPOTHESIS_PROFILE=thorough runs everything on every case.
+Profiles: the default runs every case through each transform, REPRESENTATIVE cases through each
+pair and a spread of the triples and fourth-order compositions, the others through a few pairs
+(each composition on several cases: _default_pairs); HYPOTHESIS_PROFILE=thorough runs every
+composition on every case.
 `bench/corpus_report.py` prints the pass counts per composition.
 """
 import contextlib
@@ -37,19 +38,44 @@ REPRESENTATIVE = {
 }
 
 
-def _in_default_profile(case, name):
-    order = harness.COMPOSITIONS[name][0]
-    if order == 1:
-        return True
-    if order == 2 and not name.startswith("jit∘"):
-        return True
-    return case.name in REPRESENTATIVE
+# compositions of order 2 a case outside REPRESENTATIVE runs by default (jit-outermost ones only
+# on REPRESENTATIVE: jit compiles cost most), and of order 3 and 4 a REPRESENTATIVE case runs
+SECOND_ORDER_PER_CASE = 4
+HIGHER_ORDER_PER_CASE = 4
+
+
+def _default_pairs():
+    """{(case name, composition)} of the default profile: every case through each transform,
+    each REPRESENTATIVE case through each pair; the other cases through SECOND_ORDER_PER_CASE
+    pairs and the REPRESENTATIVE ones through HIGHER_ORDER_PER_CASE triples and fourth-order
+    compositions, each time the ones that have met the fewest cases so far, so that every
+    composition runs on several cases (thorough runs every applicable pair)."""
+    met = dict.fromkeys(harness.COMPOSITIONS, 0)
+    out = set()
+
+    def fewest(case, names, k):
+        for name in sorted(names, key=lambda n: met[n])[:k]:
+            met[name] += 1
+            out.add((case.name, name))
+
+    for case in ALL:
+        names = harness.applicable(case)
+        order = {n: harness.COMPOSITIONS[n][0] for n in names}
+        out.update((case.name, n) for n in names if order[n] == 1)
+        if case.name in REPRESENTATIVE:
+            out.update((case.name, n) for n in names if order[n] == 2)
+            fewest(case, [n for n in names if order[n] > 2], HIGHER_ORDER_PER_CASE)
+        else:
+            fewest(case, [n for n in names if order[n] == 2 and not n.startswith("jit∘")],
+                   SECOND_ORDER_PER_CASE)
+    return out
 
 
 def _params():
+    default = None if THOROUGH else _default_pairs()
     for case in ALL:
         for name in harness.applicable(case):
-            if not (THOROUGH or _in_default_profile(case, name)):
+            if default is not None and (case.name, name) not in default:
                 continue
             test_id = f"{case.name}-{name}"
             reason = KNOWN_FAILURES.get(test_id)

@@ -37,13 +37,10 @@ def close(got, want, rtol=1e-6, atol=1e-8):
 
 
 # --- the sweep's deepest chains (innermost first), checked one layer deep by the sweep -------
-@pytest.mark.parametrize("fname,chain", [("scan", "hessian/jit/grad"),
-                                         ("cond", "hessian/jacrev/grad"),
-                                         ("helper_call", "hessian/hessian/grad"),
-                                         ("scan", "hessian/grad"),
-                                         ("cond", "jacfwd/jacrev/grad")])
+@pytest.mark.parametrize("fname,chain", [pytest.param(f, c, id=f"{f}-{'/'.join(c)}")
+                                         for f, c in cases.DEEP_CHAINS])
 def test_deep_sweep_chains(x64, fname, chain):
-    cases.check(fname, chain.split("/"))
+    cases.check(fname, list(chain))
 
 
 def test_fifth_order_through_a_helper_against_the_fourth(x64):

@@ -18,6 +18,8 @@ import secant.numpy as snp
 from secant import lax
 
 from test_random_programs import fd_grad
+from user_programs.checks import rotated
+
 
 def counted_while(x):
     """A Python while with an int counter in its test and in the result."""
@@ -202,8 +204,9 @@ def test_every_second_derivative_matches_central_differences(x64, f):
                                        rtol=1e-10, atol=1e-10)
 
 
-@pytest.mark.parametrize("kind", ["hessian", "jvp_grad", "jacrev_jacfwd"])
-@pytest.mark.parametrize("f", PROGRAMS, ids=ids)
+# each program under one of the three kinds by default, rotating (every pair when thorough)
+@pytest.mark.parametrize("f, kind", [pytest.param(f, kind, id=f"{f.__name__}-{kind}") for f, kind
+                                     in rotated(PROGRAMS, ["hessian", "jvp_grad", "jacrev_jacfwd"])])
 def test_under_jit_and_vmap_each_example_is_its_eager_value(x64, f, kind):
     """jit (Python loops on traced values staged as lax loops), vmap (a batched test: the loop
     runs while any example's holds) and jit(vmap) against each example's eager value."""

@@ -9,6 +9,8 @@ import secant
 import secant.numpy as snp
 from tests import library_cases
 
+from user_programs import checks
+
 
 def _all_cases():
     out = []
@@ -86,8 +88,14 @@ def _fd(f, xs, k, eps=1e-6):
     return g
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.values[0].differentiable])
-def test_grad_and_jvp_against_finite_differences(x64, case):
+# each case's gradients eagerly or under jit (jit's staged derivative: another transform), in
+# turn; both for every case under HYPOTHESIS_PROFILE=thorough
+GRADIENTS = [pytest.param(p.values[0], way, id=f"{p.id}-{way}") for p, way in checks.rotated(
+    [p for p in CASES if p.values[0].differentiable], ["jit", "eager"])]
+
+
+@pytest.mark.parametrize("case, way", GRADIENTS)
+def test_grad_and_jvp_against_finite_differences(x64, case, way):
     xs = _inputs(case)
     out = np.asarray(case.fn(*xs))
     rng = np.random.default_rng(2)
@@ -97,14 +105,17 @@ def test_grad_and_jvp_against_finite_differences(x64, case):
     loss = _loss(case, weights)
     wants = [_fd(loss, xs, k) for k in range(len(xs))]
     grads = [secant.grad(loss, argnums=k) for k in range(len(xs))]
-    for grad, want in zip(grads, wants):
-        _close(grad(*xs), want, case)
-    # under jit, the value and each argument's gradient in one program: one compile, not one for
-    # the value and one an argument (compiles are most of this file's CPU time)
-    value, jitted = secant.jit(lambda *xs: (case.fn(*xs), [grad(*xs) for grad in grads]))(*xs)
-    _close(value, out, case)
-    for got, want in zip(jitted, wants, strict=True):
-        _close(got, want, case)
+    if way == "eager":
+        for grad, want in zip(grads, wants):
+            _close(grad(*xs), want, case)
+        _close(secant.jit(case.fn)(*xs), out, case)
+    else:
+        # the value and each argument's gradient in one program: one compile, not one for the
+        # value and one an argument (compiles are most of this file's CPU time)
+        value, jitted = secant.jit(lambda *xs: (case.fn(*xs), [g(*xs) for g in grads]))(*xs)
+        _close(value, out, case)
+        for got, want in zip(jitted, wants, strict=True):
+            _close(got, want, case)
     tangents = _inputs(case, seed=3)
     eps = 1e-6
     up = np.asarray(case.fn(*[x + eps * t for x, t in zip(xs, tangents)]))

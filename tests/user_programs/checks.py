@@ -98,10 +98,23 @@ def rotation(cases, transforms, per_program, thorough):
     names = list(transforms)
     for i, case in enumerate(cases):
         todo = [n for n in names if n in applicable(case, transforms)]
-        if not thorough:
-            todo = [todo[(i + k) % len(todo)] for k in range(per_program)]
-        for name in todo:
+        for name in todo if thorough else _turn(todo, i, per_program):
             yield case, name
+
+
+def _turn(todo, i, k):
+    return [todo[(i + j) % len(todo)] for j in range(min(k, len(todo)))]
+
+
+def rotated(items, kinds, per_item=1):
+    """(item, kind) pairs for a parametrize: every pair under HYPOTHESIS_PROFILE=thorough, else
+    `per_item` kinds per item, rotating, so that each item and each kind still run (the
+    default profile's share of a cross product)."""
+    import os
+    thorough = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+    kinds = list(kinds)
+    return [(item, kind) for i, item in enumerate(items)
+            for kind in (kinds if thorough else _turn(kinds, i, per_item))]
 
 
 def pytest_params(cases, transforms, per_program, thorough, known):
