@@ -3,13 +3,16 @@
 tests/test_explore15q_scripts.py compares secant against, so the tests never import jax. Run
 with the JAX environment (jax 0.10.2, CPU):
 
-    /tmp/jaxenv/bin/python bench/scripts_oracle.py
+    /tmp/jaxenv/bin/python bench/scripts_oracle.py [SCRIPT ...]
+
+(with script names: only those recorded again, the others kept as they are in the file)
 """
 import contextlib
 import importlib.util
 import io
 import pathlib
 import pprint
+import sys
 
 import jax
 
@@ -20,12 +23,21 @@ spec = importlib.util.spec_from_file_location(
 scripts = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(scripts)
 
-expected = {}
+OUT = ROOT / "tests" / "user_programs" / "scripts_expected.py"
+expected, only = {}, sys.argv[1:]
+if only:
+    spec = importlib.util.spec_from_file_location("scripts_expected", OUT)
+    recorded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recorded)
+    kept = recorded.EXPECTED
 for name in scripts.SCRIPTS:
+    if only and name not in only and name in kept:
+        expected[name] = kept[name]
+        continue
     with contextlib.redirect_stdout(io.StringIO()):
         expected[name] = scripts.run(name, "jax")
 text = pprint.pformat(expected, width=100, sort_dicts=False)
-(ROOT / "tests" / "user_programs" / "scripts_expected.py").write_text(
+OUT.write_text(
     f'"""JAX {jax.__version__}\'s trajectory of each script of tests/user_programs/scripts/, '
     'written by\nbench/scripts_oracle.py: [(path in the returned pytree, dtype, shape, values)]. '
     'Do not edit by\nhand."""\n'

@@ -87,11 +87,28 @@ LOSSES = {
     "s_24_optimizer_closures": "xent", "s_25_sgld": "log_post",
     "s_26_heat_equation_grad": "misfit", "s_27_dp_sgd_per_example": "loss",
     "s_28_nbody_scan": None, "s_29_train_state_namedtuple": "loss",
-    "s_30_bootstrap_vmap_fit": None,
+    "s_30_bootstrap_vmap_fit": None, "s_31_method_static_self": None,
+    "s_32_epoch_in_scan": "loss", "s_33_pytree_class_params": "loss",
+    "s_34_newton_hessian": "neg_log_lik", "s_37_dqn_td_stop_gradient": "td_loss",
+    "s_40_ensemble_vmap_params": "loss", "s_41_custom_rules_training": "loss",
+    "s_43_register_dataclass": "loss", "s_45_stax_optimizers": "loss",
+    "s_47_initializers_scipy_stats": "nll", "s_48_neural_ode_odeint": "loss",
+    "s_49_bfgs_minimize": "neg_log_lik", "s_53_switch_activation_search": "loss",
 }
 
 
-@pytest.mark.parametrize("name", [n for n in scripts.SCRIPTS if LOSSES.get(n)])
+# script -> why its loss's gradient source does not read as code yet (strict xfails)
+KNOWN_LAYOUT = {
+    "s_47_initializers_scipy_stats": "the cotangent of `(h @ w)[:, 0]` is one 106-column row, "
+    "`h_matmul_w_sig_bar = snp.zeros_like(h_matmul_w_sig).at[:, 0].add(..., mode=\"clip\")`: "
+    "ad/fold.py wrapped continues the arguments of a call of a dotted name only, never of a "
+    "method of a value (.at[...].add)",
+}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_LAYOUT[n]))
+    if n in KNOWN_LAYOUT else n for n in scripts.SCRIPTS if LOSSES.get(n)])
 def test_loss_gradient_source_reads_as_code(name):
     loss = getattr(scripts.load(name, "secant"), LOSSES[name])
     text = secant.source(secant.grad(loss))
@@ -163,3 +180,95 @@ def test_long_rule_line_next_to_a_structure_is_wrapped():
     dl = (sm - np.eye(2)[labels]) / 4
     np.testing.assert_allclose(g["w"], x.T @ dl, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(g["b"], dl.sum(0), rtol=1e-5, atol=1e-7)
+
+
+def _chosen_log_prob(logits, key):
+    a = secant.random.categorical(key, logits)
+    return secant.nn.log_softmax(logits)[a]
+
+
+def _batch_log_prob(logits, keys):
+    return jnp.sum(secant.vmap(_chosen_log_prob, in_axes=(None, 0))(logits, keys))
+
+
+def test_grad_of_vmapped_categorical_of_differentiated_logits():
+    """s_51 (REINFORCE): grad of a vmap over keys of random.categorical(key, logits), logits
+    the differentiated parameters, was refused ('random_batched has no derivative in secant')
+    where JAX differentiates it: categorical's result is integers (no derivative flows through
+    it), so vmap's random_batched call of it is a constant, as the call itself is under grad.
+    Against the sum of the per-key gradients (log_softmax's: onehot(a) - softmax)."""
+    logits = np.array([0.1, 0.5, -0.3], np.float32)
+    keys = secant.random.split(secant.random.PRNGKey(0), 3)
+    got = secant.grad(_batch_log_prob)(logits, keys)
+    sm = np.exp(logits) / np.exp(logits).sum()
+    want = sum(np.eye(3)[int(secant.random.categorical(k, logits))] - sm for k in keys)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(secant.jit(secant.grad(_batch_log_prob))(logits, keys), want,
+                               rtol=1e-5, atol=1e-6)
+
+
+_DRAWS = [      # (sampler, keyword arguments, x's shape)
+    ("permutation", {}, (5,)),
+    ("permutation", {}, (4, 3)),
+    ("permutation", {"axis": 1}, (2, 5)),
+    ("permutation", {"axis": 1, "independent": True}, (3, 4)),
+    ("choice", {"shape": (4,)}, (5,)),
+    ("choice", {"shape": (3,), "replace": False}, (6,)),
+    ("choice", {"shape": (2, 2), "p": np.array([0.1, 0.2, 0.3, 0.4], np.float32)}, (4, 2)),
+    ("choice", {"shape": (3,), "replace": False, "axis": 1,
+                "p": np.array([0.5, 0.1, 0.2, 0.2], np.float32)}, (2, 4)),
+]
+
+
+@pytest.mark.parametrize("sampler, kwargs, shape", _DRAWS)
+def test_grad_through_drawn_entries(sampler, kwargs, shape):
+    """s_18-style shuffles of differentiated data: grad of random.permutation(key, x) and
+    random.choice(key, x, ...) in x was refused ('has no derivative in secant'); JAX
+    differentiates the entries drawn (a gather). Now the draw is x's entries at the indices the
+    sampler draws for its size (secant/random_bounds.py): the value is the sampler's own bit
+    for bit, and the gradient scatters the weights back to the entries drawn (found by drawing
+    from distinct values)."""
+    key = secant.random.PRNGKey(11)
+    draw = getattr(secant.random, sampler)
+    x = np.linspace(-1.0, 1.0, int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    eager = np.asarray(draw(key, x, **kwargs))
+    weights = np.arange(1, eager.size + 1, dtype=np.float32).reshape(eager.shape)
+
+    def f(x):
+        return jnp.sum(weights * draw(key, x, **kwargs))
+    value, g = secant.value_and_grad(f)(x)
+    np.testing.assert_allclose(value, np.sum(weights * eager), rtol=1e-6)
+    positions = np.asarray(draw(key, np.arange(x.size, dtype=np.float32).reshape(shape),
+                                **kwargs)).astype(int)
+    want = np.zeros(x.size, np.float32)
+    np.add.at(want, positions.ravel(), weights.ravel())
+    np.testing.assert_allclose(g, want.reshape(shape))
+    np.testing.assert_allclose(secant.jit(secant.grad(f))(x), want.reshape(shape))
+
+
+def test_grad_of_choice_indices_with_differentiated_probabilities():
+    """REINFORCE's log-probability of an action drawn by random.choice(key, n, p=probs), the
+    probabilities differentiated: refused before; the indices carry no derivative (JAX's
+    values: 1/p at the drawn index, recorded from jax 0.10.2)."""
+    key = secant.random.PRNGKey(3)
+    p = np.array([0.2, 0.5, 0.3], np.float32)
+    g = secant.grad(lambda p: jnp.log(p[secant.random.choice(key, 3, p=p)]))(p)
+    np.testing.assert_allclose(g, [0.0, 0.0, 3.3333333], rtol=1e-6)
+    g = secant.grad(lambda p: jnp.sum(jnp.log(p[secant.random.choice(key, 3, (4,), p=p)])))(p)
+    np.testing.assert_allclose(g, [10.0, 2.0, 3.3333333], rtol=1e-6)
+    keys = secant.random.split(key, 2)
+    g = secant.grad(lambda p: jnp.sum(secant.vmap(
+        lambda k: jnp.log(p[secant.random.choice(k, 3, p=p)]))(keys)))(p)
+    np.testing.assert_allclose(g, [0.0, 0.0, 6.6666665], rtol=1e-6)
+
+
+@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
+    "grad of a vmap over keys of random.permutation(key, x), x differentiated: vmap writes "
+    "random_batched(permutation, key, x), which has no source for grad to read (refused "
+    "clearly; JAX gives [[0, 0], [0, 0], [2, 4]] for this program)"))
+def test_grad_of_vmapped_permutation_of_differentiated_rows():
+    keys = secant.random.split(secant.random.PRNGKey(3), 2)
+    x = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    g = secant.grad(lambda x: jnp.sum(secant.vmap(lambda k: secant.random.permutation(k, x)[0])(
+        keys) * np.array([1.0, 2.0], np.float32)))(x)
+    np.testing.assert_allclose(g, [[0, 0], [0, 0], [2, 4]])

@@ -12,6 +12,7 @@ import jax): while the module's own import statements run, `jax`, `jax.numpy`, .
 are secant's modules; they are restored at once after.
 """
 import contextlib
+import importlib
 import importlib.util
 import pathlib
 import sys
@@ -21,20 +22,21 @@ import numpy as np
 HERE = pathlib.Path(__file__).resolve().parent
 SCRIPTS = sorted(p.stem for p in HERE.glob("s_*.py"))
 
-# what `import jax...` in a script means when the script runs on secant
-_SECANT_MODULES = ("", ".numpy", ".random", ".lax", ".tree_util", ".nn", ".scipy",
-                   ".scipy.special", ".scipy.stats", ".tree")
+# secant's public modules a script may import as jax's (imported first, so that each maps)
+_PUBLIC = ("numpy", "random", "lax", "tree_util", "tree", "nn", "nn.initializers", "scipy",
+           "scipy.linalg", "scipy.special", "scipy.stats", "scipy.optimize", "scipy.signal",
+           "example_libraries", "example_libraries.stax", "example_libraries.optimizers",
+           "experimental", "experimental.ode", "dtypes", "debug", "image", "ops")
 
 
 @contextlib.contextmanager
 def _jax_is_secant():
-    import secant
-    names = {}
-    for suffix in _SECANT_MODULES:
-        mod = secant
-        for part in suffix.split(".")[1:]:
-            mod = getattr(mod, part)
-        names["jax" + suffix] = mod
+    """While it runs, `import jax.X` is secant.X: every loaded secant module entered in
+    sys.modules under jax's name (the module object itself, never a second copy of its file)."""
+    for sub in _PUBLIC:
+        importlib.import_module("secant." + sub)
+    names = {"jax" + k[len("secant"):]: m for k, m in list(sys.modules.items())
+             if k == "secant" or k.startswith("secant.")}
     saved = {k: sys.modules.get(k) for k in names}
     sys.modules.update(names)
     try:
