@@ -272,3 +272,26 @@ def test_grad_of_vmapped_permutation_of_differentiated_rows():
     g = secant.grad(lambda x: jnp.sum(secant.vmap(lambda k: secant.random.permutation(k, x)[0])(
         keys) * np.array([1.0, 2.0], np.float32)))(x)
     np.testing.assert_allclose(g, [[0, 0], [0, 0], [2, 4]])
+
+
+def test_grad_through_count_draws_is_zero():
+    """random.binomial / multinomial of differentiated probabilities (a Monte Carlo estimate
+    inside a loss) were refused ('has no derivative in secant'); JAX's derivative of the
+    counts (a float dtype) in n and p is 0. JAX 0.10.2's draws and gradients, recorded."""
+    key = secant.random.PRNGKey(5)
+    a = np.array([1.5, 2.0, 0.7], np.float32)
+    w = np.arange(3.0, dtype=np.float32)
+
+    def binomial_loss(a):
+        return jnp.sum(secant.random.binomial(key, 10, secant.nn.sigmoid(a)) * a)
+
+    def multinomial_loss(a):
+        return jnp.sum(secant.random.multinomial(key, 10, secant.nn.softmax(a)) * w)
+    np.testing.assert_array_equal(secant.grad(binomial_loss)(a), [7.0, 9.0, 6.0])
+    np.testing.assert_array_equal(secant.jit(secant.grad(binomial_loss))(a), [7.0, 9.0, 6.0])
+    np.testing.assert_array_equal(secant.grad(multinomial_loss)(a), [0.0, 0.0, 0.0])
+    keys = secant.random.split(key, 2)
+    g = secant.grad(lambda a: jnp.sum(secant.vmap(
+        lambda k: secant.random.binomial(k, 10, secant.nn.sigmoid(a)))(keys) * a))(a)
+    counts = sum(np.asarray(secant.random.binomial(k, 10, secant.nn.sigmoid(a))) for k in keys)
+    np.testing.assert_array_equal(g, counts)

@@ -71,7 +71,9 @@ _UNSUPPORTED = {
 # derivative in any argument
 _INTEGER_RANDOM = frozenset({"split", "fold_in", "bits", "randint", "bernoulli", "categorical",
                              "PRNGKey", "key", "key_data", "wrap_key_data", "threefry_2x32",
-                             "poisson", "geometric", "rademacher", "clone"})
+                             "poisson", "geometric", "rademacher", "clone",
+                             # counts in a float dtype: JAX's derivative in n and p is 0
+                             "binomial", "multinomial"})
 # samplers that draw indices and return the entries of their argument there (its parameter's
 # name): differentiable in that argument alone (secant/random_bounds.py), constant without it
 _DRAWS_OF_ENTRIES = {"choice": "a", "permutation": "x"}
