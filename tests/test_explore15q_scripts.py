@@ -94,6 +94,7 @@ LOSSES = {
     "s_43_register_dataclass": "loss", "s_45_stax_optimizers": "loss",
     "s_47_initializers_scipy_stats": "nll", "s_48_neural_ode_odeint": "loss",
     "s_49_bfgs_minimize": "neg_log_lik", "s_53_switch_activation_search": "loss",
+    "s_55_negative_sampling": "loss",
 }
 
 
