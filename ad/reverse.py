@@ -1470,11 +1470,22 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     # a structure's cotangent past MAX_LENGTH columns: one field a line (ad/fold.py laid_out)
     # (a reduction's rule reading its operand's shape from the operand's operands, shape_of:
     # a new form, written as a person continues a long call wherever it stands)
-    lines = [Line(fold.laid_out(ln.code) if id(ln) in before and "shape_of(" not in ln.code
-                  else fold.wrapped(ln.code), ln.indent, ln.kind, ln.origin)
+    # (a line laid_out leaves as it was, no structure in it: wrapped as any other)
+    lines = [Line(_long_line_laid_out(ln.code, id(ln) in before), ln.indent, ln.kind, ln.origin)
              if ln.kind == "stmt" and len(ln.code) > fold.MAX_LENGTH else ln for ln in lines]
     del held
     return lines, out_bar_param, out_param, canonical
+
+
+def _long_line_laid_out(code, structure):
+    """A statement past MAX_LENGTH columns written out: a structure's cotangent (`structure`)
+    one field a line (fold.laid_out), else, or where that leaves it as it was, its call's
+    arguments continued (fold.wrapped)."""
+    if structure and "shape_of(" not in code:
+        laid = fold.laid_out(code)
+        if laid != code:
+            return laid
+    return fold.wrapped(code)
 
 
 def _quotients(fn):

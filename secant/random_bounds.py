@@ -1,12 +1,16 @@
 """What the transforms read for secant.random's uniform and truncated_normal when their bounds
-are differentiated (secant/numpy/composite.py's `source_for`).
+are differentiated, and for choice and permutation when the array whose entries they draw is
+(secant/numpy/composite.py's `source_for`).
 
 A draw is noise from the sampler itself (uniform in [0, 1): a constant for grad) moved into the
 bounds by secant.numpy ops, with jax.random's float operations in jax's order, so the values
 are secant.random's (and jax.random's) bit for bit and grad gives JAX's derivative:
 d uniform / d minval = 1 - u, d / d maxval = u; truncated_normal is sqrt(2) erf_inv of a
 uniform between erf(lower / sqrt(2)) and erf(upper / sqrt(2)), clipped into the open interval
-at bounds that are not differentiated (lax.stop_gradient, as JAX's). vmap batches the samplers
+at bounds that are not differentiated (lax.stop_gradient, as JAX's). choice and permutation of
+an array are its entries at the indices the same call draws for its size (permutation's sort of
+the entries and of their positions is one stable sort by the same random keys), taken by
+secant.numpy's take / take_along_axis, whose derivatives scatter back. vmap batches the samplers
 by their own rule (batching/helpers.py random_batched) and never reads these.
 """
 import numpy as np
@@ -48,3 +52,25 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
     out = lax.erf_inv(u) * sqrt2
     return snp.clip(out, lax.nextafter(lax.stop_gradient(lower), np.inf),
                     lax.nextafter(lax.stop_gradient(upper), -np.inf))
+
+
+@source_for(_random.permutation)
+def permutation(key, x, axis=0, independent=False):
+    x = snp.asarray(x)
+    if snp.ndim(x) == 0:        # (refused as the sampler refuses it)
+        return _random.permutation(key, x, axis, independent)
+    axis = _random._axis("permutation", axis, snp.ndim(x))
+    if independent and snp.ndim(x) > 1:
+        positions = lax.broadcasted_iota(dtypes.default_int(), snp.shape(x), axis)
+        return snp.take_along_axis(x, _random.permutation(key, positions, axis, True), axis)
+    return snp.take(x, _random.permutation(key, snp.shape(x)[axis]), axis=axis)
+
+
+@source_for(_random.choice)
+def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
+    a = snp.asarray(a)
+    if snp.ndim(a) == 0:        # (refused as the sampler refuses it)
+        return _random.choice(key, a, shape, replace, p, axis, mode)
+    axis = _random._axis("choice", axis, snp.ndim(a))
+    ind = _random.choice(key, snp.shape(a)[axis], shape, replace, p, 0, mode)
+    return snp.take(a, ind, axis=axis)

@@ -1762,15 +1762,22 @@ def _text(lines, header, fn, mode):
     origins = {}
     for ln in lines:
         rows = ln.code.split("\n")
-        depth, noted = 0, None      # (the note after the row that closes the call's statement)
+        depth, noted = 0, None      # (the note after the row that closes the call's statement,
+        above = []                  # or above its first row where it would pass 100 columns)
         for r, code in enumerate(rows):
             if noted is None and _DYNAMIC.search(code) and "#" not in code:
                 noted, depth = r, 0
             if noted is not None:
                 depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
                 if depth <= 0:
-                    rows[r] += _DYNAMIC_NOTE[mode if mode in _DYNAMIC_NOTE else "vjp"]
+                    note = _DYNAMIC_NOTE[mode if mode in _DYNAMIC_NOTE else "vjp"]
+                    if len("    " * ln.indent + code + note) <= 100:
+                        rows[r] += note
+                    else:
+                        above.append((noted, note.strip()))
                     noted = None
+        for r, note in reversed(above):
+            rows.insert(r, note)
         for code in rows:
             text.append("    " * ln.indent + code if code else "")
             if ln.origin is not None:

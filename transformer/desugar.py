@@ -1230,6 +1230,12 @@ class _Desugarer:
                                                                           str):
                 return False
             return False if stores and len(stores) != len(assigns) else "maybe a dict"
+        if stores and isinstance(target.slice, gast.Constant) \
+                and isinstance(target.slice.value, str) and self._bound_from_calls(name, stores):
+            # a str key is no array's index: `metrics["total"] = v` sets the item of a dict a
+            # call made (unpacked from value_and_grad's has_aux pair, `aux(p)[1]`): a new
+            # dict no other name holds, so its functional copy is what Python would see
+            return "maybe a dict"
         if not stores or len(stores) != len(assigns) or any(len(a.targets) != 1
                                                              for a in assigns):
             return False
@@ -1237,6 +1243,26 @@ class _Desugarer:
         if roots is None:
             return False
         return False if self._root_read_after(roots, target) else "maybe a dict"
+
+    def _bound_from_calls(self, name, stores):
+        """Whether every binding of `name` (its Name stores `stores`) is an assignment of a
+        call's result, or of an item of one, to it or to a tuple holding it
+        (`(loss, metrics), grads = value_and_grad(f, has_aux=True)(p)`, `m = aux(p)[1]`)."""
+        bound = 0
+        for a in _walk_scope(self.node.body):
+            if not isinstance(a, gast.Assign):
+                continue
+            here = sum(1 for t in a.targets for n in _walk(t) if isinstance(n, gast.Name)
+                       and n.id == name and isinstance(n.ctx, gast.Store))
+            if not here:
+                continue
+            v = a.value
+            while isinstance(v, gast.Subscript):
+                v = v.value
+            if not isinstance(v, gast.Call):
+                return False
+            bound += here
+        return bound == len(stores)
 
     def _read_from_and_seen(self, name, s):
         """The container `name` was read from (`layer = params["layer"]`, its only

@@ -71,7 +71,12 @@ _UNSUPPORTED = {
 # derivative in any argument
 _INTEGER_RANDOM = frozenset({"split", "fold_in", "bits", "randint", "bernoulli", "categorical",
                              "PRNGKey", "key", "key_data", "wrap_key_data", "threefry_2x32",
-                             "poisson", "geometric", "rademacher", "clone"})
+                             "poisson", "geometric", "rademacher", "clone",
+                             # counts in a float dtype: JAX's derivative in n and p is 0
+                             "binomial", "multinomial"})
+# samplers that draw indices and return the entries of their argument there (its parameter's
+# name): differentiable in that argument alone (secant/random_bounds.py), constant without it
+_DRAWS_OF_ENTRIES = {"choice": "a", "permutation": "x"}
 
 
 def _unparse(node):
@@ -3263,8 +3268,21 @@ class Normaliser(ContainerMixin):
                 return self.random_call(node, obj)
             # the key (integers, no derivative) may be tracked, a differentiated carry's item;
             # so may any argument of a call whose result is integers (split, categorical)
-            args = [] if obj.__name__ in _INTEGER_RANDOM else \
-                node.args[1:] + [k.value for k in node.keywords if k.arg != "key"]
+            name = obj.__name__
+            if name == "random_batched" and node.args:     # vmap's call of a sampler: its
+                sampler = self._resolve(node.args[0])      # arguments follow the key
+                name = getattr(sampler, "__name__", name)
+                node_args = node.args[2:]
+            else:
+                node_args = node.args[1:]
+            if name in _INTEGER_RANDOM:
+                args = []
+            elif name in _DRAWS_OF_ENTRIES:     # choice, permutation: indices drawn (p's
+                kw = _DRAWS_OF_ENTRIES[name]    # derivative never flows), then its entries
+                args = node_args[:1] + [k.value for k in node.keywords if k.arg == kw]
+            else:
+                args = node_args + [k.value for k in node.keywords
+                                    if k.arg not in ("key", "batched")]
             if any(_has_var(self.operand(a)) for a in args):
                 if source_of(obj) is not None:      # uniform's bounds: secant/random_bounds.py
                     return self.user_call(node, source_of(obj))
