@@ -80,3 +80,21 @@ def test_eval_shape_of_a_closure_over_batched_values_is_refused():
     with pytest.raises(secant.SecantError, match="may read batched values") as info:
         secant.vmap(reads_x, in_axes=(None, 0))(W, np.stack([X, X]))
     assert "test_gaps15q_compositions.py" in str(info.value)
+
+
+def _mm(a, b):
+    return b @ a
+
+
+def with_eval_shape_of_a_global_starred(w, x):
+    args = (w, x)
+    s = secant.eval_shape(_mm, *args)
+    return snp.sum(x @ w) * s.shape[0]
+
+
+def test_eval_shape_of_a_global_function_with_starred_arguments(x64):
+    f = with_eval_shape_of_a_global_starred
+    ws = np.stack([W, 2 * W])
+    np.testing.assert_allclose(secant.vmap(f, in_axes=(0, None))(ws, X), [f(w, X) for w in ws],
+                               rtol=1e-12)
+    np.testing.assert_allclose(secant.grad(f)(W, X), X.sum(0) * 4, rtol=1e-10)

@@ -6062,6 +6062,11 @@ class _PerExampleQueries(gast.NodeTransformer):
                 "under vmap (a closure or local function): its trace would see their batch "
                 "axis; pass those values as arguments, or use a global function"),
                 ConcretizationSourceError)
+        if any(isinstance(a, gast.Starred) and self._mentions_tracked(a) for a in node.args) \
+                or any(k.arg is None and self._mentions_tracked(k.value) for k in node.keywords):
+            raise self.norm.src.error(node, (
+                f"{gast.unparse(node.func).strip()} of batched values passed with * or ** "
+                "under vmap: pass them one by one"), ConcretizationSourceError)
         for i, a in enumerate(node.args[1:], 1):
             node.args[i] = self._spec_of(a)
         for k in node.keywords:
