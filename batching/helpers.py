@@ -749,8 +749,8 @@ def unbound_axis(name, bound):
                            f"{list(bound)}){where()}")
 
 
-NAMES = ("batch_size_of", "broadcast_batch", "example_size", "example_len", "example_spec", "align", "align_batched",
-         "example_shape", "example_ndim",
+NAMES = ("batch_size_of", "broadcast_batch", "example_size", "example_len", "align", "align_batched",
+         "example_shape", "example_ndim", "example_spec",
          "batch_axis", "batch_new_axis", "batch_shape", "flat_examples", "transpose_batched",
          "squeeze_batched",
          "broadcast_batched", "matmul_batched", "dot_batched", "outer_batched",

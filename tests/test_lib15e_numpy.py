@@ -193,8 +193,8 @@ def test_frompyfunc_methods_under_grad_jvp_vmap_and_hessian(x64, name):
                                rtol=1e-12)
     for x, g in zip(xs, np.asarray(secant.vmap(secant.grad(f))(xs))):
         np.testing.assert_allclose(g, grad_fd(f, x), rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(np.asarray(secant.hessian(f)(POINT)), hessian_fd(f, POINT), rtol=1e-4,
-                               atol=1e-5)
+    np.testing.assert_allclose(np.asarray(secant.hessian(f)(POINT)), hessian_fd(f, POINT),
+                               rtol=1e-4, atol=1e-5)
 
 
 def test_hessian_of_a_frompyfunc_reduction_is_jaxs(x64):

@@ -163,10 +163,10 @@ def _gap(reason):
 
 _BROADCAST = ("vmap of the helper's jvp batches the primal tuple (c, ys, n) whole, its scan "
               "mixing primal and tangent: n is broadcast to the batch (its leaf flag says "
-              "unbatched, batching/vectorize.py), x[:n - 1] refused. (gaps15q tried reading such "
-              "a call's outputs leaf by leaf, call_by_leaves: it broke derivatives of secant's own "
-              "helpers returning mixed tuples (align_jvp, unbroadcast_vmap_jvp: the composition "
-              "sweep's matmul_tanh hessian/jvp/hessian), so it was taken back)")
+              "unbatched, batching/vectorize.py), x[:n - 1] refused. (gaps15q tried reading "
+              "such a call's outputs leaf by leaf, call_by_leaves: it broke derivatives of "
+              "secant's own helpers returning mixed tuples (align_jvp, unbroadcast_vmap_jvp: the "
+              "composition sweep's matmul_tanh hessian/jvp/hessian), so it was taken back)")
 
 
 @pytest.mark.parametrize("f, how", [
