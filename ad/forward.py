@@ -16,7 +16,7 @@ import re
 from secant.ad import einsum_rules, index_modes
 from secant.ad.jvp_rules import BROADCAST, JOINT, JVP, LINEAR, SEQUENCE, SPECIAL
 from secant.ad.stacks import stacks_of
-from secant.transformer import ir
+from secant.transformer import dataflow, ir
 from secant.transformer.callees import signature_of
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
@@ -624,8 +624,8 @@ def build(fn, wrt, mode, names, jvp_of_callee, has_aux=False):
     b.origin = fn.result.origin
     # which outputs it differentiates (a tangent, not zeros): what a caller unpacking them
     # tracks (normalize.py _call_outputs_active, through transforms._outputs_active)
-    fn.outputs_active = tuple(b.tangent(i) is not None for i in result.items) \
-        if isinstance(result, ir.Seq) and not has_aux else None
+    fn.outputs_active = None if has_aux else dataflow.items_active(
+        fn, lambda item: b.tangent(item) is not None)
     if mode == "jvp_scan":
         if isinstance(result, ir.Seq) and len(result.items) == 2:
             pairs = [_output(b, item) for item in result.items]

@@ -1312,8 +1312,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     result = fn.result.value
     # which outputs it differentiates (a cotangent read, _unpack_output_bar; the replay's: as
     # the vjp's): what a caller unpacking them tracks (normalize.py _call_outputs_active)
-    fn.outputs_active = tuple(_has_var(i) for i in result.items) \
-        if isinstance(result, ir.Seq) and not has_aux else None
+    fn.outputs_active = None if has_aux else dataflow.items_active(fn, _has_var)
     if mode == "replay":        # the forward pass alone, without its Python side effects
         b.forward(fn.body)
         b.lines.append(Line(f"return {src(result)}", 1, origin=fn.result.origin))

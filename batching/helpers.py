@@ -191,6 +191,22 @@ def example_len(x, outer=0):
 example_len.__secant_batch_depth__ = "size"
 
 
+@shape_only
+def example_spec(x, outer=0):
+    """Each leaf of batched x as one example's ShapeDtypeStruct (its batch axes dropped): what
+    eval_shape is given for an argument vmap batches (transformer/normalize.py, as JAX's
+    eval_shape sees a batched tracer's per-example aval)."""
+    from secant.api_extras import ShapeDtypeStruct, _struct
+
+    def spec(leaf):
+        whole = _struct(leaf)
+        return ShapeDtypeStruct(whole.shape[1 + outer:], whole.dtype, weak_type=whole.weak_type)
+    return tree_util.tree_map(spec, x)
+
+
+example_spec.__secant_batch_depth__ = "size"
+
+
 def _at_rank(x, rank):
     """Batched x with size-1 axes after the batch axis, up to `rank` axes per example."""
     if isinstance(x, tuple):    # (an index of a batch, `(slice(None),) + idx`, batched again)
@@ -734,7 +750,7 @@ def unbound_axis(name, bound):
 
 
 NAMES = ("batch_size_of", "broadcast_batch", "example_size", "example_len", "align", "align_batched",
-         "example_shape", "example_ndim",
+         "example_shape", "example_ndim", "example_spec",
          "batch_axis", "batch_new_axis", "batch_shape", "flat_examples", "transpose_batched",
          "squeeze_batched",
          "broadcast_batched", "matmul_batched", "dot_batched", "outer_batched",

@@ -87,7 +87,7 @@ class BatchBuilder(Walker):
         in [c, c]]`, c batched). `at`: where the line is, if it is written already."""
         code = self.items_batched(code, at) if "batched_items(" in code else code
         if not any(m in code for m in ("[1:]", " - 1", "example_size(", "example_len(",
-                                       "example_shape(", "example_ndim(",
+                                       "example_shape(", "example_ndim(", "example_spec(",
                                        "batch_axis(", "batch_new_axis(", ".shape[")):
             return code
         for name in (self.unbatched - self.batched) & getattr(self.fn, "queried", self.tracked):
@@ -113,7 +113,7 @@ class BatchBuilder(Walker):
         code = re.sub(rf"(?<![\w.]){name}\.shape\[([1-9]\d*)\]",
                       lambda m: f"{name}.shape[{int(m[1]) - 1}]", code)
         # (a helper's query read by an enclosing vmap: one outer axis fewer)
-        code = re.sub(rf"(?<![\w.])(example_(?:size|len|shape|ndim))\({name}, (\d+)\)",
+        code = re.sub(rf"(?<![\w.])(example_(?:size|len|shape|ndim|spec))\({name}, (\d+)\)",
                       lambda m: f"{m[1]}({name}, {int(m[2]) - 1})", code)
         return _one_outer_axis_fewer(code, name)
 
@@ -1529,6 +1529,7 @@ def _var_names(operand):
 _WHOLE_SHAPES = (("{x}.shape[1:]", "{x}.shape"), ("({x}.ndim - 1)", "{x}.ndim"),
                  ("example_size({x})", "{x}.size"), ("example_len({x})", "len({x})"),
                  ("example_shape({x})", "{x}.shape"), ("example_ndim({x})", "{x}.ndim"),
+                 ("example_spec({x})", "{x}"),
                  ("snp.shape({x})[1:]", "snp.shape({x})"),
                  ("(snp.ndim({x}) - 1)", "snp.ndim({x})"))
 

@@ -83,6 +83,11 @@ def eval_shape(fun, *args, **kwargs):
         trace.finish()
 
 
+# a query of its arguments' shapes and dtypes: a constant of every derivative; vmap gives it
+# each batched argument's per-example specs (batching/helpers.py example_spec)
+eval_shape.__secant_static_query__ = eval_shape.__secant_spec_query__ = True
+
+
 def named_call(fun, *, name=None):
     """fun, its ops named `name` (default: fun's name) in jit's StableHLO locations, as
     jax.named_call: `loc("name"("file.py":line:col))`. It computes exactly what fun computes;

@@ -2398,6 +2398,10 @@ def _dispatch_target_of(fn, active, mode, staged, axis_name=None, call=None, sha
             return _rebound(hit[0], _custom_roles(hit[1], custom)), bound
     if shape is not None and (target is builtins.max or target is builtins.min):
         target = _extremum_caller(target)       # max(*xs): specialised to xs's count below
+    elif shape is not None and not bound and _per_call(target):
+        # vectorize(f) or vmap(f) (a ufunc's methods fold their ufunc: ufunc_methods.py):
+        # the function calling it for this call's shape, as a known callee's is read
+        target = _shaped(target, range(shape[0]), dict.fromkeys(shape[1]))
     elif _is_op_or_callable(target) or custom is not None or _is_user_class(target):
         target = _op_function(target)
     elif not inspect.isfunction(target) or _is_library(target):

@@ -311,7 +311,8 @@ NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched",
                        "count_items",       # (a container's item count, an int)
                        "trip_count",        # (a while loop's step count, an int or None)
                        "check_unpacked",    # (checks an unpacking's count: no value)
-                       "check_index"}       # (checks an index's dtype: no value)
+                       "check_index",       # (checks an index's dtype: no value)
+                       "example_spec"}      # (eval_shape's per-example ShapeDtypeStructs)
 
 
 AUX = tree_util.tree_structure(AuxPair(0.0, 3.0))

@@ -22,16 +22,11 @@ from user_programs import SIXTH, api_surface, bad_inputs_sixth, checks
 
 PER_PROGRAM = 1
 
-_ALL = ("grad", "jit", "jit∘grad", "vmap", "vmap∘grad", "jvp", "grad∘grad", "jacrev", "hessian")
-_BUT_JIT = tuple(t for t in _ALL if t != "jit")
 _WHY = [      # (program, its failing transforms, why)
     ("ft_linear_transpose", ("jit",), "jit traces linear_transpose itself, whose check that "
      "the function is linear (its pullback at zero and at another point agree) needs values: "
      "a clear TracerArrayConversionError; skipping the check would let a nonlinear function "
      "through silently"),
-    ("ft_eval_shape", _BUT_JIT, "jax.eval_shape inside a transformed program: no derivative "
-     "rule (refused); marking it a static query is wrong under vmap (it would see the batched "
-     "arguments' shapes)"),
 ]
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
 KNOWN_FAILURES = {(name, t): why for name, ts, why in _WHY for t in ts}

@@ -151,10 +151,56 @@ def test_frompyfunc_methods_fold_the_function():
         snp.frompyfunc(snp.sin, 1, 1).reduce(X)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason="lib15e gap: grad and vmap "
-                   "of a frompyfunc ufunc's methods (reduce, accumulate, ...) are refused "
-                   "(secant has no rule for a Vectorized object called by run-time dispatch); "
-                   "JAX differentiates them")
 def test_grad_of_a_frompyfunc_reduction():
+    """grad, jvp and vmap of a frompyfunc ufunc's methods (gaps15q): the methods are read as
+    source, their fold calling the ufunc, a vectorize known only at run time (its rules)."""
     g = secant.grad(lambda a: CLIPPED.reduce(a))(np.array([1.0, 2.0, 3.0]))
     np.testing.assert_allclose(np.asarray(g), [1.0, 1.0, 1.0])
+
+
+def _sin_times(x, y):
+    return snp.sin(x) * y
+
+
+SIN_TIMES = snp.frompyfunc(_sin_times, 2, 1)
+POINT = np.array([0.5, 0.7, 1.1])
+METHODS = {
+    "reduce": lambda a: SIN_TIMES.reduce(a),
+    "accumulate": lambda a: snp.sum(SIN_TIMES.accumulate(a) ** 2),
+    "outer": lambda a: snp.sum(SIN_TIMES.outer(a, a[::-1])),
+    "at": lambda a: snp.sum(SIN_TIMES.at(a, np.array([0, 0, 2]), a[1], inplace=False) ** 2),
+    "reduceat": lambda a: snp.sum(SIN_TIMES.reduceat(a, np.array([0, 2])) ** 2),
+    "clipped_at": lambda a: snp.sum(CLIPPED.at(a * 3.0, np.array([0, 0, 2]), 6.0,
+                                               inplace=False)),
+}
+
+
+@pytest.mark.parametrize("name", list(METHODS))
+def test_frompyfunc_methods_under_grad_jvp_vmap_and_hessian(x64, name):
+    """Against float64 central differences and a Python loop."""
+    from central_differences import grad_fd, hessian_fd
+    f = METHODS[name]
+    expected = grad_fd(f, POINT)
+    np.testing.assert_allclose(np.asarray(secant.grad(f)(POINT)), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.asarray(secant.jit(secant.grad(f))(POINT)), expected, rtol=1e-6,
+                               atol=1e-8)
+    t = np.array([0.3, -0.2, 0.5])
+    value, tangent = secant.jvp(f, (POINT,), (t,))
+    np.testing.assert_allclose(np.asarray(value), np.asarray(f(POINT)), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(tangent), expected @ t, rtol=1e-6, atol=1e-8)
+    xs = np.stack([POINT, POINT * 0.8, POINT + 0.1])
+    np.testing.assert_allclose(np.asarray(secant.vmap(f)(xs)), [np.asarray(f(x)) for x in xs],
+                               rtol=1e-12)
+    for x, g in zip(xs, np.asarray(secant.vmap(secant.grad(f))(xs))):
+        np.testing.assert_allclose(g, grad_fd(f, x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.asarray(secant.hessian(f)(POINT)), hessian_fd(f, POINT),
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_hessian_of_a_frompyfunc_reduction_is_jaxs(x64):
+    """jax.hessian(lambda a: jnp.frompyfunc(f, 2, 1).reduce(a))(POINT), recorded (jax 0.10.2)."""
+    expected = [[-0.48527387, 0.80479486, 0.58003776],
+                [0.80479486, -0.08326668, 0.4526801],
+                [0.58003776, 0.4526801, 0.0]]
+    np.testing.assert_allclose(np.asarray(secant.hessian(METHODS["reduce"])(POINT)), expected,
+                               rtol=1e-6, atol=1e-7)

@@ -113,7 +113,7 @@ def test_no_callee_is_normalised_on_the_side(x64, monkeypatch):
                                atol=1e-8)
 
 
-# --- known gaps: a constant output that a transform still makes an array (errors, not values)
+# --- constant outputs of a helper's branches and loops (the last known gap: errors, not values)
 def _branchy(x):
     if snp.sum(x) > 0:
         return snp.sin(x), 2
@@ -161,24 +161,31 @@ def _gap(reason):
     return pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=reason)
 
 
-_MERGED = ("the helper's `if` merges n from its branches into one name, read as differentiated "
-           "(both its vjp and its jvp say so): range(n) refused; JAX's grad runs the Python")
-_STAGED = ("jit stages the helper's `for i in range(3)` as a lax loop carrying k, which becomes "
-           "a traced int: x[:k] refused; JAX's trace unrolls the loop and keeps k a Python int")
 _BROADCAST = ("vmap of the helper's jvp batches the primal tuple (c, ys, n) whole, its scan "
               "mixing primal and tangent: n is broadcast to the batch (its leaf flag says "
-              "unbatched, batching/vectorize.py), x[:n - 1] refused")
+              "unbatched, batching/vectorize.py), x[:n - 1] refused. (gaps15q tried reading "
+              "such a call's outputs leaf by leaf, call_by_leaves: it broke derivatives of "
+              "secant's own helpers returning mixed tuples (align_jvp, unbroadcast_vmap_jvp: the "
+              "composition sweep's matmul_tanh hessian/jvp/hessian), so it was taken back)")
 
 
 @pytest.mark.parametrize("f, how", [
-    pytest.param(uses_branch_count, "grad", marks=_gap(_MERGED)),
-    pytest.param(uses_branch_count, "jvp", marks=_gap(_MERGED)),
-    pytest.param(uses_loop_pair, "jit_grad", marks=_gap(_STAGED)),
+    # (gaps15q: the helper's `if` returning (v, 2) or (v, 3): each output's activity is that of
+    # its item in either branch's tuple (transformer/dataflow.py items_active); jit keeps the
+    # helper's `for i in range(3)` counting k a Python loop (functionalize _returned_counter))
+    (uses_branch_count, "grad"),
+    (uses_branch_count, "jvp"),
+    (uses_branch_count, "hessian"),     # (jit and vmap of it: JAX's bool() of a tracer too)
+    (uses_loop_pair, "jit_grad"),
+    (uses_loop_pair, "jvp"),
+    (uses_loop_pair, "vmap_grad"),
     (uses_loop_pair, "hessian"),
     (uses_scan_pair, "grad"),
     (uses_scan_pair, "jvp"),
     pytest.param(uses_scan_pair, "hessian", marks=_gap(_BROADCAST)),
     pytest.param(uses_scan_pair, "jacfwd_grad", marks=_gap(_BROADCAST)),
+    (uses_scan_pair, "vmap_grad"),
+    (uses_scan_pair, "jit_grad"),
 ], ids=lambda v: getattr(v, "__name__", v))
 def test_constant_outputs_of_loops_and_branches(x64, f, how):
     test_values(x64, f, how)

@@ -111,6 +111,43 @@ def definitions(fn):
     return count
 
 
+def result_items(fn):
+    """The items of each tuple `fn` (ir.Function) may return, one tuple per statement that
+    builds it: the returned Seq's, or those of each `pack` assigning the returned name (a
+    return in each branch of an `if`, desugared to `result = (v, 2)` in each); None where the
+    result is not a tuple built so (a parameter, a call's result), or built with other
+    lengths. What each output's activity is read from (ad/forward.py, ad/reverse.py): an item
+    no differentiated value flows into in any of them is a constant (a Python int)."""
+    result = fn.result.value if fn.result is not None else None
+    if isinstance(result, ir.Seq):
+        return [result.items]
+    if not isinstance(result, ir.Var) or result.name in fn.params:
+        return None
+    packs = []
+    for s in ir.nested(fn.body):
+        targets = s.targets if isinstance(s, ir.Op) else s.defines if isinstance(s, ir.Plain) \
+            else [s.target] if isinstance(s, ir.For) else []
+        if result.name not in targets:
+            continue
+        if not (isinstance(s, ir.Op) and s.op == "pack" and s.targets == [result.name]
+                and isinstance(s.operands.get("items"), ir.Seq)
+                and s.operands["items"].kind == "tuple"):
+            return None
+        packs.append(s.operands["items"].items)
+    if not packs or len({len(p) for p in packs}) != 1:
+        return None
+    return packs
+
+
+def items_active(fn, active):
+    """(each output of `fn` differentiated?) from result_items: an output is where `active`
+    says so of its item in some tuple fn returns; None where the result is not read so."""
+    packs = result_items(fn)
+    if packs is None:
+        return None
+    return tuple(any(active(p[i]) for p in packs) for i in range(len(packs[0])))
+
+
 def assigned_once_at_top(fn):
     """The names (in order) that one top-level op of `fn` assigns, assigned nowhere else."""
     count = definitions(fn)

@@ -706,6 +706,25 @@ class _Rewriter:
                 return f"{v} must stay a Python number ({why})"
         return None
 
+    def _returned_counter(self, carries):
+        """Why a loop over a static range must stay a Python loop because it counts a Python
+        int from static values alone (`k = 0` ... `k = k + 1`) that the function returns, or
+        None: its caller may need it as one (x[:k], range(k)), as JAX's unrolled trace keeps
+        it. (A while loop's test may be traced: there a staged counter is the only way.)"""
+        counters = set(carries)
+        while True:
+            kept = {v for v in counters if self._counter(v, counters)}
+            if kept == counters:
+                break
+            counters = kept
+        returned = {n.id for st in self.root for r in walk_scope([st])
+                    if isinstance(r, gast.Return) and r.value is not None
+                    for n in _walk(r.value) if isinstance(n, gast.Name)}
+        for v in carries:
+            if v in counters and v in returned:
+                return f"{v} must stay a Python number (a count the function returns)"
+        return None
+
     def rewrite_while(self, s, defined, later):
         if _is_static(s.test, self.static):
             return [s]
@@ -809,6 +828,8 @@ class _Rewriter:
                 why = _first_assigned(missing)
             else:
                 why = self._static_carry(carries)
+            if not why and all(_is_static(a, self.static) for a in it.args):
+                why = self._returned_counter(carries)
         if why:
             self.comment(s, f"secant: a Python for loop; under jit it unrolls because {why}")
             return [s]

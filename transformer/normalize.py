@@ -6082,6 +6082,39 @@ class _PerExampleQueries(gast.NodeTransformer):
             return f"index_examples({base}, {idx}, {(depth or 1) + 1})"
         return None
 
+    def _spec_query(self, node):
+        """eval_shape(f, a, b) with batched arguments: each one's per-example specs
+        (example_spec(a)), as JAX's eval_shape sees a batched tracer's aval. f reading a batched
+        value itself (a lambda closing over one, a local function) is refused: its trace would
+        see the batch axis."""
+        fun = node.args[0]
+        resolved = self.norm._resolve(fun) if isinstance(fun, (gast.Name, gast.Attribute)) \
+            else _UNRESOLVED
+        if isinstance(fun, gast.Lambda) and self._mentions_tracked(fun) or \
+                not isinstance(fun, gast.Lambda) and (resolved is _UNRESOLVED
+                                                      or self._mentions_tracked(fun)):
+            raise self.norm.src.error(node, (
+                f"{gast.unparse(node.func).strip()} of a function that may read batched values "
+                "under vmap (a closure or local function): its trace would see their batch "
+                "axis; pass those values as arguments, or use a global function"),
+                ConcretizationSourceError)
+        if any(isinstance(a, gast.Starred) and self._mentions_tracked(a) for a in node.args) \
+                or any(k.arg is None and self._mentions_tracked(k.value) for k in node.keywords):
+            raise self.norm.src.error(node, (
+                f"{gast.unparse(node.func).strip()} of batched values passed with * or ** "
+                "under vmap: pass them one by one"), ConcretizationSourceError)
+        for i, a in enumerate(node.args[1:], 1):
+            node.args[i] = self._spec_of(a)
+        for k in node.keywords:
+            k.value = self._spec_of(k.value)
+        return node
+
+    def _spec_of(self, a):
+        x = self._queried(a)
+        if x is None and self._mentions_tracked(a):     # (an expression of batched values)
+            x = gast.unparse(a).strip()
+        return self.visit(a) if x is None else self._replace("example_spec({x})", a, x)
+
     def _mentions_tracked(self, node):
         return any(isinstance(n, gast.Name) and (
             n.id in self.items | self.unsure | self.lists if n.id in self.bound
@@ -6232,6 +6265,8 @@ class _PerExampleQueries(gast.NodeTransformer):
                     x if x is not None else gast.unparse(a).strip())
             return new
         fn = self.norm._resolve(node.func)
+        if getattr(fn, "__secant_spec_query__", False) and node.args:
+            return self._spec_query(node)
         if (fn is isinstance or callees.type_predicate(fn)) and not node.keywords and \
                 any(self._queried(a) is not None for a in node.args):
             # is_array(x), isinstance(x, float) of a Python scalar vmap broadcast beside

@@ -1,14 +1,17 @@
 """jax.numpy.ufunc and frompyfunc: a ufunc made from a scalar function. Calling it is
 `vectorize(func)` (secant/numpy/vectorize.py, whose rules give grad, jvp and vmap); a binary
 ufunc with one output also has reduce, accumulate, outer, at and reduceat, computed by folding
-func as jax.numpy's generic ufunc methods do (secant/numpy/ufunc_methods.py): eagerly and under
-jit; grad and vmap of a method are refused (a clear error: secant has no rule for them yet),
-where JAX's are differentiable."""
+func as jax.numpy's generic ufunc methods do (secant/numpy/ufunc_methods.py). The transforms
+read the methods as source (`__secant_by_source__`): their fold calls the ufunc, a vectorize
+that generated code calls as a function known only at run time (secant/transforms.py
+_dispatch_target_of: its rules, secant/vectorize_rules.py), so grad, jvp and vmap of a method
+compose as JAX's do."""
 from secant.backends.errors import SecantTypeError, SecantValueError, where
 from secant.numpy import ufunc_methods as _methods
 from secant.numpy.vectorize import Vectorized
 
 __all__ = ["ufunc", "frompyfunc"]
+__secant_by_source__ = True      # transforms read the methods like user code
 
 
 class ufunc(Vectorized):
