@@ -17,7 +17,7 @@ from secant import tree_util
 from secant.tree_util import plain_structure, tree_leaves, tree_unflatten
 from secant.backends import dtypes
 from secant.backends.array import Array
-from secant.backends.errors import (SecantTypeError, TracerBoolConversionError,
+from secant.backends.errors import (SecantError, SecantTypeError, TracerBoolConversionError,
                                    TracerIntegerConversionError, called_at, where)
 from secant.backends.placeholder import Undefined
 from secant.transformer import properties
@@ -1197,19 +1197,35 @@ def leaf_splits(x):
 
 
 @constant
-def basis_like(x):
+def basis_like(x, limit=None):
     """The standard basis a Jacobian is built over: one one-hot array like x per element of x,
     stacked (shape (x.size,) + x.shape); for a pytree x, a pytree like x whose leaves are the
-    basis vectors' parts (shape (n,) + leaf.shape, n the size of all leaves)."""
+    basis vectors' parts (shape (n,) + leaf.shape, n the size of all leaves). limit: that of
+    grad by forward mode (secant/transforms.py FORWARD_FALLBACK_LIMIT): more elements refused."""
     if one_array(x):
         n = np.size(x)
+        _check_forward_size(n, limit)
         return snp.reshape(snp.eye(n, dtype=snp.result_type(x)), (n,) + np.shape(x))
     leaves = tree_util.tree_leaves(x)
     _check_array_leaves(leaves)
     n = sum(int(np.size(leaf)) for leaf in leaves)
+    _check_forward_size(n, limit)
     parts = snp.split(snp.eye(n, dtype=snp.result_type(*leaves)), leaf_splits(x), axis=1)
     return tree_unflatten(tree_util.tree_structure(x), [
         snp.reshape(part, (n,) + np.shape(leaf)) for part, leaf in zip(parts, leaves)])
+
+
+def _check_forward_size(n, limit):
+    if limit is not None and n > limit:
+        raise SecantError(
+            "this gradient (grad, value_and_grad or vjp) is computed by forward mode, one jvp per "
+            "input element, "
+            "because its reverse pass would run a call that sets Python state (a counter) again "
+            f"after later calls changed it; its input has {n} elements, more than "
+            f"secant.transforms.FORWARD_FALLBACK_LIMIT = {limit}, so it would run the function "
+            f"{n} times: refused. Call the stateful function once outside the differentiated "
+            "function and pass its value in (reverse mode then applies), use secant.jacfwd "
+            "for forward mode on purpose, or raise FORWARD_FALLBACK_LIMIT" + where())
 
 
 def _check_array_leaves(leaves):
