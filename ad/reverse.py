@@ -1987,9 +1987,9 @@ class _RowAdds:
                 continue
             line, var, g, back = notes[0]
             adds = re.compile(rf"{b} = ({b} \+ |add_grads\({b}, )")
-            if any(b in ln.uses and ln is not line and not adds.match(ln.code)
-                   for ln in lines[head:end]):
-                continue        # (read otherwise in the loop: its value there matters)
+            if any((b in ln.uses or b in ln.defines) and ln is not line
+                   and not adds.match(ln.code) for ln in lines[head:end]):
+                continue        # (read or set otherwise in the loop: its value there matters)
             rows = builder.names.fresh(f"{var}_rows_bar")
             k = next(k for k in range(head, end) if lines[k] is line)
             lines[k] = Line(f"{rows}.append({g})", line.indent, origin=line.origin)

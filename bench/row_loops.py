@@ -8,7 +8,7 @@ wall time and tracemalloc peak of one warm call.
 Before ad/reverse.py _RowAdds the reverse loop added each row's cotangent by
 `x_bar = x_bar.at[i].add(x_item_bar)`, a copy of x_bar per row (quadratic); the rows are now
 gathered in a list and added after the loop in one scatter (ad/helpers.py add_rows).
-`rows()` gives eager_summary-style rows (name, secant s, anchor, anchor s, target ratio)."""
+`rows()` gives (n, secant s, secant peak MiB, by hand s, by hand peak MiB) per n."""
 import gc
 import os
 import sys
@@ -41,10 +41,10 @@ def row_sum_grad_by_hand(x):
     return g
 
 
-# measured with this script before _RowAdds (the commit before it on branch rows20q), on the
-# shared 2-core development machine: n -> (seconds, peak MiB); 10,000 rows not finished in
-# 600 s there (the issue's figure: > 600 s)
-BEFORE = {1000: (1.83, 1.1), 10000: (None, None)}
+# measured with this script at f31368d9 (before _RowAdds), on the shared 2-core development
+# machine under load: n -> (secant s, peak MiB, by hand s, peak MiB) of one run; the issue
+# measured > 600 s for 10,000 rows of another loop
+BEFORE = {1000: (9.547, 0.36, 0.0479, 0.06), 10000: (126.590, 1.46, 1.0717, 0.61)}
 
 
 def measure(fn, x):
@@ -77,13 +77,18 @@ def rows(sizes=(1000, 10000)):
 
 def main(sizes=(1000, 10000)):
     print(f"eager grad of a row loop: total += sum(tanh(x[i]) * w), x of n rows of {D} float32s")
-    print(f"{'n':>7}{'secant s':>11}{'peak MiB':>10}{'by hand s':>11}{'peak MiB':>10}"
-          f"{'time x':>8}{'peak x':>8}{'before s':>10}{'peak MiB':>10}")
+    print(f"{'':>7}{'now':>49}{'before _RowAdds (its own run)':>40}")
+    head = f"{'secant s':>11}{'peak MiB':>10}{'by hand s':>11}{'peak MiB':>10}{'time x':>8}" \
+           f"{'peak x':>8}"
+    print(f"{'n':>7}{head}{head}")
     for n, s, s_mib, h, h_mib in rows(sizes):
-        b_s, b_mib = BEFORE.get(n, (None, None))
-        before = f"{b_s:>10.2f}{b_mib:>10.1f}" if b_s else f"{'> 600':>10}{'-':>10}"
-        print(f"{n:>7}{s:>11.3f}{s_mib:>10.2f}{h:>11.4f}{h_mib:>10.2f}{s / h:>8.1f}"
-              f"{s_mib / h_mib:>8.1f}{before}")
+        line = f"{n:>7}{s:>11.3f}{s_mib:>10.2f}{h:>11.4f}{h_mib:>10.2f}{s / h:>8.1f}" \
+               f"{s_mib / h_mib:>8.1f}"
+        if n in BEFORE:
+            b_s, b_mib, bh, bh_mib = BEFORE[n]
+            line += f"{b_s:>11.3f}{b_mib:>10.2f}{bh:>11.4f}{bh_mib:>10.2f}{b_s / bh:>8.1f}" \
+                    f"{b_mib / bh_mib:>8.1f}"
+        print(line)
 
 
 if __name__ == "__main__":
