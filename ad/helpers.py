@@ -17,7 +17,7 @@ from secant import tree_util
 from secant.tree_util import plain_structure, tree_leaves, tree_unflatten
 from secant.backends import dtypes
 from secant.backends.array import Array
-from secant.backends.errors import (SecantTypeError, TracerBoolConversionError,
+from secant.backends.errors import (SecantError, SecantTypeError, TracerBoolConversionError,
                                    TracerIntegerConversionError, called_at, where)
 from secant.backends.placeholder import Undefined
 from secant.transformer import properties
@@ -690,6 +690,16 @@ def add_at(tree_bar, idx, g):
     return tuple(out) if isinstance(tree_bar, tuple) else out
 
 
+def add_rows(t, rows, idx, mode=None):
+    """t with rows[k] added at its row idx[k], for each k, in one scatter: a reverse loop's
+    row cotangents (`x_bar.at[i].add(x_item_bar)` each iteration, a copy of x_bar per row:
+    quadratic in the rows) gathered in a list and added after the loop (ad/reverse.py
+    _RowAdds). mode: the scatter's, as the one each row's would have been."""
+    if len(rows) == 0:
+        return t
+    return t.at[snp.asarray(list(idx), dtype="int32")].add(snp.stack(rows), mode=mode)
+
+
 def add_at_grad(t, idx, item):
     """The cotangent of `item` in add_at(tree, idx, item) (its transpose): t's item at idx (the
     items a slice picks, as item's kind of container or stacked), summed to item's shape."""
@@ -1148,7 +1158,7 @@ from secant.ad.fft_rules import fft_transpose  # noqa: E402,F401
 NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_seed", "grad_seed_like", "grad_seed_scaled", "unbroadcast", "unreduce", "mean_grad", "unreduce_to", "mean_grad_to", "broadcast_shape", "shape_of", "extremum_grad", "prod_grad",
          "var_grad", "std_grad", "max_share", "min_share", "hypot_share", "abs_sign", "power_log", "clip_mask", "matmul_grad_x", "matmul_grad_x_of_t", "matmul_grad_t_y",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
-         "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_at_grad",
+         "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_rows", "add_at_grad",
          "kind_of", "split_at", "attribute_dot", "count_items", "check_unpacked", "static_attribute", "static_item", "static_truth", "check_index", "example_scalar",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad",
          "cast_grad")
@@ -1197,19 +1207,35 @@ def leaf_splits(x):
 
 
 @constant
-def basis_like(x):
+def basis_like(x, limit=None):
     """The standard basis a Jacobian is built over: one one-hot array like x per element of x,
     stacked (shape (x.size,) + x.shape); for a pytree x, a pytree like x whose leaves are the
-    basis vectors' parts (shape (n,) + leaf.shape, n the size of all leaves)."""
+    basis vectors' parts (shape (n,) + leaf.shape, n the size of all leaves). limit: that of
+    grad by forward mode (secant/transforms.py FORWARD_FALLBACK_LIMIT): more elements refused."""
     if one_array(x):
         n = np.size(x)
+        _check_forward_size(n, limit)
         return snp.reshape(snp.eye(n, dtype=snp.result_type(x)), (n,) + np.shape(x))
     leaves = tree_util.tree_leaves(x)
     _check_array_leaves(leaves)
     n = sum(int(np.size(leaf)) for leaf in leaves)
+    _check_forward_size(n, limit)
     parts = snp.split(snp.eye(n, dtype=snp.result_type(*leaves)), leaf_splits(x), axis=1)
     return tree_unflatten(tree_util.tree_structure(x), [
         snp.reshape(part, (n,) + np.shape(leaf)) for part, leaf in zip(parts, leaves)])
+
+
+def _check_forward_size(n, limit):
+    if limit is not None and n > limit:
+        raise SecantError(
+            "this gradient (grad, value_and_grad or vjp) is computed by forward mode, one jvp per "
+            "input element, "
+            "because its reverse pass would run a call that sets Python state (a counter) again "
+            f"after later calls changed it; its input has {n} elements, more than "
+            f"secant.transforms.FORWARD_FALLBACK_LIMIT = {limit}, so it would run the function "
+            f"{n} times: refused. Call the stateful function once outside the differentiated "
+            "function and pass its value in (reverse mode then applies), use secant.jacfwd "
+            "for forward mode on purpose, or raise FORWARD_FALLBACK_LIMIT" + where())
 
 
 def _check_array_leaves(leaves):

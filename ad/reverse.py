@@ -70,6 +70,8 @@ class ReverseBuilder(Walker, StackReverse):
         self.unbound = {v for s in ir.nested(fn.body) if isinstance(s, ir.Plain)
                         and "= unbound_before_loop(" in s.code for v in s.defines}
         self.loops = []                         # the loops being written, innermost last
+        self.ranges = _ranges(fn.body)      # a loop over one steps through ints (_RowAdds)
+        self.row_adds = None    # the reverse loop being written's row scatters (_RowAdds)
         self.replaying = False                  # writing a loop iteration's replay (its loop)
         # a vjp recomputes its function's forward pass, which its caller ran already (the
         # primal call): the Python side effects there (print, wrapper.calls += 1, log.append)
@@ -393,6 +395,7 @@ class ReverseBuilder(Walker, StackReverse):
         defined = defined_in(s.body)
         outer = sorted({o.name for o in _operands_in(s.body) if isinstance(o, ir.Var)}
                        - defined - loops)
+        outer_names = set(outer)
         for loop, _ in s.carried:       # fields read from a loop's result after it (q["w"])
             if self.fields.get(loop):
                 self.flush_fields(loop, self.fields.pop(loop))
@@ -448,7 +451,11 @@ class ReverseBuilder(Walker, StackReverse):
         outer = self.unreduced_now, self.replayed
         self.unreduced_now = {loop for loop, _ in s.carried if loop in self.unreduced}
         self.replayed = self.replayed | defined
+        row_adds = self.row_adds
+        self.row_adds = _RowAdds(s, self.indent, outer_names) if isinstance(s, ir.For) and \
+            s.iterable in self.ranges else None
         self.reverse([st for st in s.body if not _is_carry_copy(st, s.carried)])
+        row_adds, self.row_adds = self.row_adds, row_adds
         self.unreduced_now, self.replayed = outer
         for var in list(self.fields):   # fields read in an iteration: their cotangents are
             k = pending.get(var, 0)     # this iteration's, so the container's is built here
@@ -499,6 +506,8 @@ class ReverseBuilder(Walker, StackReverse):
         fill_slot(s.saves, getattr(s, "replay_inits", []) + unbound
                   + [f"{stack[v]} = []" for v in needed]
                    + ([f"{count} = 0"] if count else []))
+        if row_adds is not None:
+            row_adds.added_after(self, head)
 
     def reverse_op(self, op):
         gs = [self.bars.get(t) for t in op.targets]
@@ -586,6 +595,8 @@ class ReverseBuilder(Walker, StackReverse):
             b = self.bars[op.operands["a"].name]
             back = fill["back"]             # (a read clamped the index: added where it read)
             self.emit(f"{b} = {b}.at[{op.statics['idx']}].add({g}{back})")
+            if self.row_adds is not None:
+                self.row_adds.note(self, op.operands["a"].name, op.statics["idx"], g, back)
             return
         rules = VJP[op.op]
         special = self._special_case(op)
@@ -1931,6 +1942,75 @@ def arrays_read(stmts):
             elif name in spec.arrays and isinstance(operand, ir.Var):
                 out.add(operand.name)
     return out
+
+
+_RANGE = re.compile(r"(\w+) = range\(.*")
+_OF_RANGE = re.compile(r"(\w+) = list\((?:(\w+)|reversed\((\w+)\))\)")
+
+
+def _ranges(stmts):
+    """The names bound to a range(...), or to list(r) or list(reversed(r)) of one (a
+    derivative's `items = list(i_range)`): sequences of distinct ints."""
+    found = set()
+    for s in ir.nested(stmts):
+        if not isinstance(s, ir.Plain):
+            continue
+        m = _RANGE.fullmatch(s.code.strip())
+        if m:
+            found.add(m.group(1))
+        m = _OF_RANGE.fullmatch(s.code.strip())
+        if m and (m.group(2) or m.group(3)) in found:
+            found.add(m.group(1))
+    return found
+
+
+class _RowAdds:
+    """A loop over a range reading one row of an outer array per iteration (`x[i]`): its
+    reverse adds each row's cotangent by `x_bar = x_bar.at[i].add(x_item_bar)`, a copy of
+    x_bar per iteration, quadratic in the rows eagerly (issue 20: minutes for 10,000 rows).
+    Where that is x_bar's only scatter in the loop, written in the loop's own body (not in a
+    branch or inner loop), and every other line of the loop reading x_bar only adds to it,
+    the rows are gathered in a list and added after the loop at once (helpers.add_rows):
+
+        x_rows_bar = []
+        for i in reversed(i_range):
+            ...
+            x_rows_bar.append(x_item_bar)
+        x_bar = add_rows(x_bar, x_rows_bar, i_range[::-1], mode="clip")
+    """
+
+    def __init__(self, loop, indent, outer):
+        self.loop, self.indent, self.outer = loop, indent, outer
+        self.notes = {}         # x_bar -> [(its scatter line, x, row cotangent, mode keyword)]
+
+    def note(self, builder, var, idx, g, back):
+        """The scatter just written (builder.lines[-1]) of var's row cotangent g at idx."""
+        line = builder.lines[-1]
+        ok = idx == self.loop.target and var in self.outer and line.indent == self.indent
+        self.notes.setdefault(builder.bars[var], []).append((line, var, g, back) if ok else None)
+
+    def added_after(self, builder, head):
+        """Rewrite the loop (its header at builder.lines[head]) for each cotangent that can."""
+        lines = builder.lines
+        end = next((k for k in range(head + 1, len(lines)) if lines[k].indent <= lines[head].indent
+                    and lines[k].kind != "slot"), len(lines))
+        after = []
+        for b, notes in self.notes.items():
+            if len(notes) != 1 or notes[0] is None:
+                continue
+            line, var, g, back = notes[0]
+            adds = re.compile(rf"{b} = ({b} \+ |add_grads\({b}, )")
+            if any((b in ln.uses or b in ln.defines) and ln is not line
+                   and not adds.match(ln.code) for ln in lines[head:end]):
+                continue        # (read or set otherwise in the loop: its value there matters)
+            rows = builder.names.fresh(f"{var}_rows_bar")
+            k = next(k for k in range(head, end) if lines[k] is line)
+            lines[k] = Line(f"{rows}.append({g})", line.indent, origin=line.origin)
+            lines.insert(head, Line(f"{rows} = []", lines[head].indent))
+            head, end = head + 1, end + 1
+            after.append(f"{b} = add_rows({b}, {rows}, {self.loop.iterable}[::-1]{back})")
+        for code in after:
+            builder.emit(code)
 
 
 def _refuse_read_after_loop(s, assigned, bars):

@@ -458,7 +458,14 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     return answer.then((wrt, mode, has_aux, tuple_out, staged, batch)).wrap(gen)
 
 
-_FORWARD_GRADS = {}     # (fn, position) -> grad of fn written by forward mode
+_FORWARD_GRADS = {}     # (fn, position, mode, limit) -> grad of fn written by forward mode
+
+# The most input elements (the sum over the differentiated argument's leaves) for which grad,
+# value_and_grad or vjp of a function whose reverse pass secant refuses (it would run a call
+# that sets Python state again: ad/reverse.py _state_error) runs forward mode instead: one jvp
+# per element, so n runs of the function. Past it the gradient raises a SecantError saying why
+# rather than silently take n times as long. Read when the gradient is generated.
+FORWARD_FALLBACK_LIMIT = 4096
 
 
 def _forward_instead(fn, wrt, mode, has_aux, tuple_out, staged, batch, error):
@@ -474,7 +481,7 @@ def _forward_instead(fn, wrt, mode, has_aux, tuple_out, staged, batch, error):
             or batch is not None or len(wrt) != 1 or not isinstance(fn, types.FunctionType) \
             or staged and _has_while(fn):
         raise error
-    key = (fn, wrt[0], mode)
+    key = (fn, wrt[0], mode, FORWARD_FALLBACK_LIMIT)
     hit = _FORWARD_GRADS.get(key)
     if hit is None:
         hit = _jacobian_source(_Jacobian(fn, wrt[0], False, "jacfwd"), grad=mode)
@@ -4868,8 +4875,9 @@ def _jacobian_source(jac, grad=None):
                 f"return from_columns({columns}, {x}){f', {aux}' if aux else ''}"]
         if grad:        # (jac.has_aux is False: _forward_instead refuses has_aux)
             out = names.fresh("out")
-            body = ["# by forward mode: the reverse pass would read Python state (a counter) "
-                    "again,", "# after later calls changed it", body[0],
+            body = ["# by forward mode: the reverse pass would read Python state (a counter)",
+                    f"# again, after later calls changed it: one jvp per element of {x}",
+                    f"{basis} = basis_like({x}, limit={FORWARD_FALLBACK_LIMIT})",
                     f"{out}, {columns} = {each}({args}, {tangents})",
                     f"return from_columns({columns}, {x}) * grad_seed({out}[0])"]
             if grad == "vjp":       # (its output and Jacobian, from the one run)
