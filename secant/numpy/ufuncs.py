@@ -233,8 +233,15 @@ def _add(x1, x2, /):
 
 
 def _multiply(x1, x2, /):
+    bools = [type(x) is not bool and getattr(x, "dtype", None) == dtypes.bool_ for x in (x1, x2)]
     x1, x2 = promote(x1, x2)
-    return (ew.and_p if x1.dtype == dtypes.bool_ else ew.mul_p).bind(x1, x2)
+    if x1.dtype == dtypes.bool_:
+        return ew.and_p.bind(x1, x2)
+    b, x = (x1, x2) if bools[0] else (x2, x1)
+    if bools[0] != bools[1] and np.shape(b) == np.broadcast_shapes(np.shape(x1), np.shape(x2)):
+        # x * b of a bool array b not broadcast: XLA's select(b, x, 0), as jit's and jnp's
+        return where(b, x, 0)           # (nan * False is 0, not nan; -1.5 * False is +0.0)
+    return ew.mul_p.bind(x1, x2)
 
 
 # (two float arrays of one dtype: eager_binary runs the ufunc directly; bool never goes there)
