@@ -18,9 +18,6 @@ from user_programs.numerics_expected import EXPECTED
 
 # (program, transform) -> why secant differs from JAX today; strict: a fix removes its entry
 KNOWN = {
-    **{("det_of_singular", t): "the LU of [[1, 2], [2, 4]] leaves u22 = -0.0 (NumPy's LAPACK "
-       "eagerly, secant's lowering under jit) where JAX's gives +0.0: det is -0.0, JAX's 0.0"
-       for t in ("eager", "jit", "vmap", "jit_vmap", "jvp", "jvp_jit")},
     **{("tiny_float32_values", t): "eager NumPy keeps float32 subnormals (1e-20 ** 2) that XLA "
        "flushes to zero: sqrt's derivative is 1e17 eagerly, inf under jit and in JAX"
        for t in ("grad", "vmap_grad", "jvp")},

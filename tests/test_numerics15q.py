@@ -61,9 +61,6 @@ def test_reduction_dtype_under_vmap_and_grad_as_jax():
 
 # (program, transform) -> why secant differs from JAX today; strict: a fix removes its entry
 KNOWN = {
-    **{("bool_array_with_python_scalars", t): "-1.5 * b at b = False: NumPy's IEEE product is "
-       "-0.0 eagerly (and vmap's); XLA's simplifier (jit, and JAX's jitted jnp.multiply) "
-       "rewrites x * convert(b) as select(b, x, 0), +0.0" for t in ("eager", "vmap")},
     **{("bfloat16_sum_mean_dot_accumulate", t): "eager cumsum of bfloat16 adds in float32 and "
        "rounds once (264); XLA's reduce_window rounds its partial sums in bfloat16 (256, JAX's "
        "and secant's jit)" for t in ("eager", "vmap")},
@@ -177,3 +174,38 @@ def test_cumsum_of_bfloat16_accumulates_in_bfloat16_under_jit():
     b = snp.asarray(np.array([256.0] + [1.0] * 8, ml_dtypes.bfloat16))
     assert float(secant.jit(snp.cumsum)(b)[-1]) == 256.0
     assert float(secant.jit(snp.sum)(b)) == 264.0
+
+
+def test_det_of_small_matrices_is_jaxs_closed_form():
+    """jnp.linalg.det of a 2 x 2 or 3 x 3 matrix is the sum of products of its entries: the
+    singular [[1, 2], [2, 4]] has det 0.0. secant's LU gave -0.0 (u22 = -0.0)."""
+    a = _f32([[1.0, 2.0], [2.0, 4.0]])
+    for f in (snp.linalg.det, secant.jit(snp.linalg.det),
+              lambda a: secant.vmap(snp.linalg.det)(a[None])[0]):
+        d = np.asarray(f(a))
+        assert d == 0.0 and not np.signbit(d)
+    b = _f32([[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]])
+    assert float(snp.linalg.det(b)) == 18.0
+    np.testing.assert_allclose(np.asarray(secant.grad(snp.linalg.det)(b)),      # adj(b)^T
+                               [[11.0, -4.0, 1.0], [-4.0, 8.0, -2.0], [1.0, -2.0, 5.0]])
+
+
+def test_float_times_bool_array_selects_as_xla():
+    """x * b of a bool array b that is not broadcast is XLA's select(b, x, 0) (jit's, and jnp's,
+    whose multiply is jitted): nan * False is 0.0 and -1.5 * False +0.0. Eager secant gave
+    NumPy's IEEE product (nan, -0.0) while its jit gave 0.0. A broadcast b keeps the product, as
+    JAX's (values from JAX 0.10.2)."""
+    x = snp.array([np.nan, np.inf, -1.5, 2.0])
+    b = snp.array([False, False, False, True])
+
+    def f(x, b):
+        return x * b, -1.5 * b, x[0] * b, x * b[0], (x[:, None] * b[None])[0], b * 2
+    want = [[0.0, 0.0, 0.0, 2.0], [0.0, 0.0, 0.0, -1.5], [0.0, 0.0, 0.0, np.nan],
+            [np.nan, np.nan, -0.0, 0.0], [np.nan] * 4, [0, 0, 0, 2]]
+    for g in (f, secant.jit(f)):
+        got = [np.asarray(v) for v in g(x, b)]
+        for v, w in zip(got, want):
+            np.testing.assert_array_equal(v, w)
+        assert not np.signbit(got[1][:3]).any() and np.signbit(got[3][2])
+        assert got[1].dtype == np.float32 and g(x, b)[1].weak_type
+        assert got[5].dtype == np.int32
