@@ -4306,7 +4306,7 @@ class Normaliser(ContainerMixin):
         """sum(a, dtype=d) (prod, cumsum, cumprod; mean, var, std of a float d) as jnp's: the
         reduction of a.astype(d), cast back to an integer or bool d (sum(int8) counts in int32,
         a bool's sum is any, its prod all)."""
-        dtype_node = [k.value for k in node.keywords if k.arg == "dtype"][0]
+        dtype_node = next(k.value for k in node.keywords if k.arg == "dtype")
         rest = [k for k in node.keywords if k.arg != "dtype"]
         d = self.operand(dtype_node)
         if _has_var(d) or len(args) != 1:
