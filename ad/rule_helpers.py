@@ -32,7 +32,7 @@ def inverse_permutation(permutation):
 # --- special functions ------------------------------------------------------------------------------
 def trigamma(x):
     """psi'(x), the derivative of digamma: the recurrence psi'(z) = psi'(z + 1) + 1/z**2 six
-    times, then the asymptotic series; the reflection formula below 1/2."""
+    times, then the asymptotic series; the reflection formula below 1/2; inf at its poles."""
     reflect = x < 0.5
     z = snp.where(reflect, 1 - x, x)
     near = (1 / z ** 2 + 1 / (z + 1) ** 2 + 1 / (z + 2) ** 2 + 1 / (z + 3) ** 2
@@ -43,7 +43,8 @@ def trigamma(x):
             + w2 / w * (1 / 6 - w2 * (1 / 30 - w2 * (1 / 42 - w2 * (1 / 30 - w2 * 5 / 66)))))
     direct = near + tail
     reflected = (np.pi / snp.sin(np.pi * x)) ** 2 - direct
-    return snp.where(reflect, reflected, direct)
+    pole = (x <= 0) & (x == snp.floor(x))      # inf at 0, -1, -2, ... (sin(pi * x) is not 0
+    return snp.where(pole, np.inf, snp.where(reflect, reflected, direct))   # there), as JAX's
 
 
 def integer_pow_scale(t, x, y):

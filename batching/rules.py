@@ -43,7 +43,8 @@ ELEMENTWISE = {
 ELEMENTWISE |= {"left_shift", "right_shift", "nextafter"}
 # secant.lax's bit operations and reduce_precision (transformer/ops.py LAX_BIT_OPS)
 ELEMENTWISE |= {"population_count", "clz", "shift_left", "shift_right_logical",
-                "shift_right_arithmetic", "bitcast_convert_type", "reduce_precision"}
+                "shift_right_arithmetic", "bitcast_convert_type", "reduce_precision",
+                "lax_round"}
 
 # static parameters of elementwise ops that are arrays too (a condition): they take part in the
 # alignment when they are not batched

@@ -108,6 +108,9 @@ class RoundingMethod(enum.IntEnum):
     AWAY_FROM_ZERO = 0
     TO_NEAREST_EVEN = 1
 
+    def __repr__(self):         # (as generated code spells it: a traced function's static)
+        return f"lax.RoundingMethod.{self.name}"
+
 
 def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
     return ew.round_p.bind(*_operands("round", x), rounding_method=int(rounding_method))

@@ -161,7 +161,9 @@ def _op_function(fun):
     if name is None or inspect.isfunction(fun) and fun.__module__ == "secant.ad.helpers":
         return fun
     def op_caller():
-        hit = _calling_function(OPS[name].signature, name, f"{name}_op", {f"{name}_op": fun}, {})
+        hit = _calling_function(OPS[name].signature, name, f"{name}_op", {f"{name}_op": fun}, {},
+                                by_name=True)      # (sum_op(a, axis=axis, keepdims=keepdims):
+        # the op's parameters, not NumPy's positional order: normalize's NUMPY_POSITIONAL)
         _errors.register_internal_file(hit.__code__.co_filename)   # secant's, not the user's
         return hit
     return once.build(_op_functions, name, op_caller)
@@ -373,9 +375,11 @@ def _operands_trimmed(name, signature, partial):
         if not (p.name.startswith("x") and p.name[1:].isdigit() and int(p.name[1:]) >= n)])
 
 
-def _calling_function(signature, name, callee, free, fn_globals, lead=(), wrap="{}"):
+def _calling_function(signature, name, callee, free, fn_globals, lead=(), wrap="{}",
+                      by_name=False):
     """`def name(<signature>): return callee(*lead, <its parameters>)`, its free names bound
-    from `free`; defaults that are not literals are bound as names of their own."""
+    from `free`; defaults that are not literals are bound as names of their own; `by_name`:
+    the parameters past the first passed by keyword."""
     free = dict(free)
     params, args = [], list(lead)
     for p in signature.parameters.values():
@@ -390,7 +394,8 @@ def _calling_function(signature, name, callee, free, fn_globals, lead=(), wrap="
         params.append(p.replace(annotation=p.empty))
         args.append(f"*{p.name}" if p.kind == p.VAR_POSITIONAL else
                     f"**{p.name}" if p.kind == p.VAR_KEYWORD else
-                    f"{p.name}={p.name}" if p.kind == p.KEYWORD_ONLY else p.name)
+                    f"{p.name}={p.name}" if p.kind == p.KEYWORD_ONLY or by_name and len(params) > 1
+                    else p.name)
     sig = str(inspect.Signature(params))
     call = wrap.format(f"{callee}({', '.join(args)})")
     source = f"def {name}{sig}:\n    return {call}\n"

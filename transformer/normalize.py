@@ -41,11 +41,12 @@ from secant.transformer import loop_lowering, nonlocals, walker
 from secant.transformer import objects, operators, properties, stack_loops, user_objects
 from secant.transformer.index_calls import index_call
 from secant.transformer import in_place_calls
-from secant.transformer.containers import (ContainerMixin, _name, hoist_choices, is_growth,
-                                           item_hint)
+from secant.transformer.containers import (ContainerMixin, _name, _set_location, hoist_choices,
+                                           is_growth, item_hint)
 from secant.transformer.ops import (TREE_OPS, SPLIT_OPS, DICT_HELPER_OPS, AT_METHODS, BINOPS,
                                     BIT_OPERATORS, SHIFT_OPERATORS, COLLECTIVES,
                                     COMPARE_OPERATORS, CONTROL_FLOW, KEYWORD_ALIASES, METHODS, OPS,
+                                    NUMPY_POSITIONAL,
                                     STATIC_ATTRIBUTES, control_flow_for, lax_spelling,
                                     op_for)
 from secant.transformer.parse import (ArgumentSourceError, ArrayConversionSourceError,
@@ -4244,6 +4245,10 @@ class Normaliser(ContainerMixin):
         if any(isinstance(a, gast.Starred) for a in args) or any(k.arg is None
                                                                 for k in node.keywords):
             return self.starred_call(node, node.func)   # (spelled out when it runs)
+        if opname in NUMPY_POSITIONAL and not spelling:     # sum(x, 0, f32): NumPy's order
+            node, args = _numpy_keywords(node, NUMPY_POSITIONAL[opname], args)
+            if any(k.arg == "dtype" for k in node.keywords):
+                return self.reduction_dtype(node, opname, args)
         if opname == "add_n" and (len(args) != 1 or node.keywords
                                   or not isinstance(args[0], (gast.List, gast.Tuple))):
             return self.builtin_sum(node, args)     # (else: add_n of the literal's items)
@@ -4313,6 +4318,33 @@ class Normaliser(ContainerMixin):
         if opname in TREE_OPS + SPLIT_OPS and opname != "tree_structure" \
                 and isinstance(out, ir.Var):
             self.containers[out.name] = None if opname == "tree_unflatten" else "list"
+        return out
+
+    def reduction_dtype(self, node, opname, args):
+        """sum(a, dtype=d) (prod, cumsum, cumprod; mean, var, std of a float d) as jnp's: the
+        reduction of a.astype(d), cast back to an integer or bool d (sum(int8) counts in int32,
+        a bool's sum is any, its prod all)."""
+        dtype_node = next(k.value for k in node.keywords if k.arg == "dtype")
+        rest = [k for k in node.keywords if k.arg != "dtype"]
+        d = self.operand(dtype_node)
+        if _has_var(d) or len(args) != 1:
+            raise _bad_call(self.src.error(node, f"bad arguments for {opname}: dtype= takes a "
+                                           f"dtype, after the array"))
+        dt = _static_dtype(self, dtype_node)
+        if opname in ("mean", "var", "std") and (dt is None or dt.kind not in "fc"):
+            raise self.src.error(node, f"{opname}(..., dtype=...) is transformed for a float or "
+                                 f"complex dtype; for another, write {opname}(a).astype(dtype)")
+        cast = self._emit("astype", {"x": self.as_array(self.operand(args[0]), node)},
+                          {"dtype": d.src})
+        if not isinstance(cast, ir.Var):        # nothing traced flows in: a constant
+            return self._inactive(node)
+        self.current[cast.name] = cast.name
+        self.names.reserve(cast.name)
+        call = gast.Call(func=node.func, args=[_name(cast.name)], keywords=rest)
+        _set_location([call], node)
+        out = self.op_call(call, opname, [_name(cast.name)])
+        if dt is None or dt.kind in "biu":     # (sum(int8) counts in int32: cast back)
+            out = self._emit("astype", {"x": out}, {"dtype": d.src})
         return out
 
     def builtin_sum(self, node, args):
@@ -5859,6 +5891,32 @@ class _Raiser:
 
     def __repr__(self):
         return f"<raises {type(self.error).__name__}>"
+
+
+def _numpy_keywords(node, names, args):
+    """A reduction's call with its positional arguments past the array named as NumPy's
+    signature names them (`names`), and `out=None` / `dtype=None` dropped: (node, args)."""
+    if len(args) > len(names) or len(args) < 2 and not any(
+            k.arg in ("dtype", "out") for k in node.keywords) or any(
+            k.arg in names[1:len(args)] for k in node.keywords):
+        return node, args           # (as written: its binding names what is wrong)
+    keywords = [gast.keyword(arg=n, value=v) for n, v in zip(names[1:], args[1:])]
+    keywords += node.keywords
+    keywords = [k for k in keywords if not (k.arg in ("dtype", "out") and isinstance(
+        k.value, gast.Constant) and k.value.value is None)]
+    call = gast.copy_location(gast.Call(func=node.func, args=args[:1], keywords=keywords), node)
+    call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset
+    return call, args[:1]
+
+
+def _static_dtype(norm, node):
+    """The NumPy dtype a dtype expression names (np.int32, "float16", bool), or None."""
+    obj = node.value if isinstance(node, gast.Constant) else callees.resolve(
+        norm.src, norm._is_local, node)
+    try:
+        return None if obj is _UNRESOLVED or obj is None else np.dtype(obj)
+    except TypeError:
+        return None
 
 
 def _bad_call(error):

@@ -378,6 +378,17 @@ SHIFT_OPERATORS = {"LShift": "left_shift", "RShift": "right_shift"}
 KEYWORD_ALIASES = {"reshape": {"shape": "newshape"},
                    "clip": {"min": "a_min", "max": "a_max"}}   # (jnp.clip's newer spelling)
 
+# NumPy's positional order of a reduction's parameters (sum(a, axis, dtype, out, keepdims)): a
+# positional argument past `a` is bound by its NumPy name before the op's signature reads it
+# (sum(x, 0, f32) bound f32 to keepdims); dtype= becomes a cast (normalize's reduction_dtype)
+_SUM_LIKE = ("a", "axis", "dtype", "out", "keepdims")
+_MAX_LIKE = ("a", "axis", "out", "keepdims")
+NUMPY_POSITIONAL = {**{n: _SUM_LIKE for n in ("sum", "prod", "mean")},
+                    **{n: _MAX_LIKE for n in ("max", "min", "any", "all", "argmax", "argmin")},
+                    **{n: ("a", "axis", "dtype", "out", "ddof", "keepdims") for n in ("var",
+                                                                                       "std")},
+                    **{n: ("a", "axis", "dtype", "out") for n in ("cumsum", "cumprod")}}
+
 # --- resolution: which Python objects mean which op ---------------------------------------------
 NUMPY_ALIASES = {"absolute": ("abs", "absolute", "fabs"), "true_divide": ("true_divide", "divide"),
                  "max": ("max", "amax"), "min": ("min", "amin"), "arcsin": ("arcsin", "asin"),
@@ -560,3 +571,7 @@ LAX_NAMES.update({n: n for n in (*LAX_BIT_OPS, "bitcast_convert_type", "reduce_p
 LAX_NAMES.update({"bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
                   "bitwise_xor": "bitwise_xor", "bitwise_not": "invert"})
 PRIMITIVE_OPS["reduce_precision"] = "reduce_precision"
+# lax.round (half away from zero by default; elementwise, derivative zero as jnp.round's)
+op("lax_round", "x, rounding_method=0", ("x",), differentiable=False,
+   code="lax.round({x}{static})")
+LAX_NAMES["round"] = "lax_round"

@@ -49,7 +49,8 @@ def _lgamma(x):
 
 
 def _digamma(x):
-    return lazy_scipy_special().psi(x).astype(x.dtype)
+    pole = (x <= 0) & (x == np.floor(x))        # XLA's (and JAX's): nan at 0, -1, -2, ...
+    return np.where(pole, np.nan, lazy_scipy_special().psi(x)).astype(x.dtype)  # (SciPy: +-inf)
 
 
 def _logistic(x):
@@ -63,12 +64,16 @@ def _rsqrt(x):
 
 
 def _round(x, rounding_method=0):
-    if rounding_method == 0:                     # half away from zero (lax.round's default)
-        return (np.sign(x) * np.floor(np.abs(x) + x.dtype.type(0.5))).astype(x.dtype)
+    if rounding_method == 0:                     # half away from zero (lax.round's default),
+        t = np.trunc(x)                          # signed as x (-0.3 is -0.0, as XLA's)
+        return np.copysign(np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t),
+                           x).astype(x.dtype)
     return np.round(x)                           # half to even (jnp.round)
 
 
 def _sign(x):
+    if x.dtype.kind == "f" or x.dtype == dtypes.bfloat16:
+        return np.where(x == 0, x, np.sign(x)).astype(x.dtype)  # sign(-0.0) is -0.0, as XLA's
     return np.sign(x).astype(x.dtype)
 
 

@@ -168,13 +168,32 @@ def _mH(x):
     return snp.conj(snp.swapaxes(x, -1, -2))
 
 
+def _det_2x2(a):
+    return a[..., 0, 0] * a[..., 1, 1] - a[..., 0, 1] * a[..., 1, 0]
+
+
+def _det_3x3(a):
+    return (a[..., 0, 0] * a[..., 1, 1] * a[..., 2, 2]
+            + a[..., 0, 1] * a[..., 1, 2] * a[..., 2, 0]
+            + a[..., 0, 2] * a[..., 1, 0] * a[..., 2, 1]
+            - a[..., 0, 2] * a[..., 1, 1] * a[..., 2, 0]
+            - a[..., 0, 0] * a[..., 1, 2] * a[..., 2, 1]
+            - a[..., 0, 1] * a[..., 1, 0] * a[..., 2, 2])
+
+
 def det(a):
-    """The determinant of each square matrix: the sign of P times the product of U's diagonal
-    (P a = L U). Its derivative is tr(adj(a) da) (JAX's rule), finite also at a singular a of
-    rank n - 1 (where det(a) a^-T would be 0 * inf); its second derivative, adj's, is exact at
-    every a, of any rank (_adjugate_jvp)."""
+    """The determinant of each square matrix: for 2 x 2 and 3 x 3, the products of their
+    entries (JAX's closed forms: the same rounding, det([[1, 2], [2, 4]]) is 0.0, the LU's
+    -0.0); else the sign of P times the product of U's diagonal (P a = L U). Its derivative is
+    tr(adj(a) da) (JAX's rule), finite also at a singular a of rank n - 1 (where det(a) a^-T
+    would be 0 * inf); its second derivative, adj's, is exact at every a, of any rank
+    (_adjugate_jvp)."""
     shape = np.shape(a)
     _square(shape, "det")
+    if shape[-1] == 2:
+        return _det_2x2(_inexact(a))
+    if shape[-1] == 3:
+        return _det_3x3(_inexact(a))
     return _det(_inexact(a))
 
 

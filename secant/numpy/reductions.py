@@ -89,8 +89,10 @@ def _sum_like(name, prim, neutral, combine, a, axis, dtype, out, keepdims, initi
         dt = dtypes.canonicalize_dtype(dtype)
     else:
         dt = _accumulator_dtype(a.dtype) if promote_integers else a.dtype
-    if dtypes.is_bool(dt):
-        raise SecantTypeError(f"{name} with dtype=bool is not supported{_where()}")
+    if dtypes.is_bool(dt):          # jnp's: counted in the default int, then cast (any, all)
+        r = _sum_like(name, prim, neutral, combine, _cast(a, dt), axis, None, None, keepdims,
+                      initial, mask, True)
+        return _cast(r, dt)
     axes = _canonical_axes(axis, a.ndim)
     x = _mask(_cast(a, _computation_dtype(dt)), mask, neutral)
     r = _reduce(prim, x, axes)
@@ -357,7 +359,8 @@ def nanargmin(a, axis=None, out=None, keepdims=None):
 # --- cumulative ----------------------------------------------------------------------------------
 def _cumulative(name, prim, a, axis, dtype, reverse=False, promote_integers=False):
     """jnp's cumulative reductions: a small integer keeps its dtype (int8's cumsum wraps in
-    int8) unless `promote_integers` (cumulative_sum); bool counts in the default int."""
+    int8) unless `promote_integers` (cumulative_sum); bool counts in the default int; float16
+    and bfloat16 accumulate in themselves (jnp's sum adds them in float32, its cumsum not)."""
     a = ensure_array(a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -368,8 +371,11 @@ def _cumulative(name, prim, a, axis, dtype, reverse=False, promote_integers=Fals
         dt = _accumulator_dtype(a.dtype)
     else:
         dt = a.dtype
-    r = prim.bind(_cast(a, _computation_dtype(dt)), axis=axis, reverse=reverse)
-    return _cast(r, dt)
+    if dtypes.is_bool(dt):          # dtype=bool: counted in the default int, then cast (jnp's)
+        a, dt = _cast(a, dt), dtypes.default_int()
+    r = prim.bind(_cast(a, dt), axis=axis, reverse=reverse)  # (float16 adds in float16, as
+    return _cast(r, dtypes.bool_ if dtype is not None and dtypes.is_bool(
+        dtypes.canonicalize_dtype(dtype)) else dt)
 
 
 def cumsum(a, axis=None, dtype=None, out=None):

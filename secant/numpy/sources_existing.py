@@ -148,7 +148,8 @@ def _sinc_maclaurin_jvp(k, primals, tangents):
 
 @source_for(ufuncs.copysign)
 def copysign(x1, x2):
-    magnitude = snp.abs(_inexact(x1))
+    # (+ zeros_like(x2): promoted with x2 as jnp's, so copysign(1.0, x) is not weak)
+    magnitude = snp.abs(_inexact(x1)) + snp.zeros_like(x2)
     return snp.where(snp.signbit(x2), -magnitude, magnitude)
 
 

@@ -122,9 +122,15 @@ def round(a, decimals=0, out=None):
     if not dtypes.is_inexact(a.dtype):
         if decimals >= 0:
             return a
-        factor = convert(10 ** (-decimals), a.dtype)
-        return multiply(floor_divide(add(a, floor_divide(factor, convert(2, a.dtype))), factor),
-                        factor)
+        # NumPy's: to a multiple of 10 ** -decimals, a half to the even one (25 -> 20, not
+        # 30); jnp raises NotImplementedError here
+        factor, one = convert(10 ** (-decimals), a.dtype), convert(1, a.dtype)
+        q = floor_divide(a, factor)
+        r = ew.sub_p.bind(a, ew.mul_p.bind(q, factor))
+        rest = ew.sub_p.bind(factor, r)
+        odd = ew.ne_p.bind(ew.and_p.bind(q, one), convert(0, a.dtype))
+        up = ew.or_p.bind(ew.gt_p.bind(r, rest), ew.and_p.bind(ew.eq_p.bind(r, rest), odd))
+        return ew.mul_p.bind(ew.select_p.bind(up, ew.add_p.bind(q, one), q), factor)
     if dtypes.is_complex(a.dtype):            # each part, as NumPy
         return _complex_parts_of(round, a, decimals)
     if decimals == 0:
@@ -227,8 +233,15 @@ def _add(x1, x2, /):
 
 
 def _multiply(x1, x2, /):
+    bools = [type(x) is not bool and getattr(x, "dtype", None) == dtypes.bool_ for x in (x1, x2)]
     x1, x2 = promote(x1, x2)
-    return (ew.and_p if x1.dtype == dtypes.bool_ else ew.mul_p).bind(x1, x2)
+    if x1.dtype == dtypes.bool_:
+        return ew.and_p.bind(x1, x2)
+    b, x = (x1, x2) if bools[0] else (x2, x1)
+    if bools[0] != bools[1] and np.shape(b) == np.broadcast_shapes(np.shape(x1), np.shape(x2)):
+        # x * b of a bool array b not broadcast: XLA's select(b, x, 0), as jit's and jnp's
+        return where(b, x, 0)           # (nan * False is 0, not nan; -1.5 * False is +0.0)
+    return ew.mul_p.bind(x1, x2)
 
 
 # (two float arrays of one dtype: eager_binary runs the ufunc directly; bool never goes there)
@@ -377,8 +390,15 @@ mod = remainder
 
 def floor_divide(x1, x2, /):
     x1, x2 = _numeric(*_not_complex("floor_divide", *promote(x1, x2)))
-    if dtypes.is_inexact(x1.dtype):
-        return ew.floor_p.bind(ew.div_p.bind(x1, x2))
+    if dtypes.is_inexact(x1.dtype):     # JAX's (CPython's float divmod): (x1 - x1 % x2) / x2,
+        zero = convert(0, x1.dtype)     # one less where the remainder's sign is not x2's;
+        m = ew.rem_p.bind(x1, x2)       # floor(x1 / x2) rounds: 1.0 // 0.1 was 10, not 9
+        q = ew.div_p.bind(ew.select_p.bind(ew.eq_p.bind(x2, zero), x1, ew.sub_p.bind(x1, m)),
+                          x2)                   # (x // 0: x / 0, inf)
+        adjust = ew.and_p.bind(ew.ne_p.bind(m, zero),
+                               ew.ne_p.bind(ew.sign_p.bind(x2), ew.sign_p.bind(m)))
+        q = ew.select_p.bind(adjust, ew.sub_p.bind(q, convert(1, q.dtype)), q)
+        return ew.round_p.bind(q, rounding_method=0)
     q = ew.div_p.bind(x1, x2)
     if dtypes.is_unsigned(x1.dtype) or dtypes.is_bool(x1.dtype):
         return q

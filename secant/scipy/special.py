@@ -163,8 +163,8 @@ def xlog1py(x, y):
 @secant.custom_jvp
 def _entr(x):
     safe = snp.where(x > 0, x, 1.0)
-    # x < 0 gives -inf, x == 0 gives 0, x = nan stays nan (nan * log(1))
-    return snp.where(x < 0, -snp.inf, snp.where(x == 0, 0.0, -x * snp.log(safe)))
+    # x < 0 gives -inf, x == 0 gives -0.0 (JAX's -xlogy(0, 0)), x = nan stays nan
+    return snp.where(x < 0, -snp.inf, snp.where(x == 0, -0.0, -x * snp.log(safe)))
 
 
 @_entr.defjvp

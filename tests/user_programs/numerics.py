@@ -19,7 +19,7 @@ if os.environ.get("SECANT_NUMERICS_ORACLE") == "jax":      # bench/numerics_orac
     import jax as sx
     import jax.numpy as snp
     from jax import lax, nn
-    from jax.scipy.special import logsumexp, xlogy
+    from jax.scipy.special import digamma, entr, logsumexp, xlogy
 
     def set_x64(on):
         sx.config.update("jax_enable_x64", on)
@@ -27,7 +27,7 @@ else:
     import secant as sx
     import secant.numpy as snp
     from secant import lax, nn
-    from secant.scipy.special import logsumexp, xlogy
+    from secant.scipy.special import digamma, entr, logsumexp, xlogy
 
     def set_x64(on):
         sx.config.update("enable_x64", on)
@@ -587,6 +587,293 @@ def complex_sum_abs_squared(z):
     return snp.sum(snp.abs(z) ** 2 + snp.imag(z * z))
 
 
+# ---------------------------------------------------------------- second round (numerics15q)
+# tests/test_numerics15q.py judges the programs from here on
+SECOND_ROUND = len(CASES)
+
+
+@program(a([0.0, -1.0, -2.0, 1.0, -0.0]), transforms=VALUE)
+def digamma_at_poles(x):
+    return digamma(x), digamma(x - 0.5)
+
+
+@program(a([0.0, -1.0, -2.0, 1.0]), transforms=DERIV)
+def digamma_grad_at_poles(x):
+    return snp.sum(digamma(x) * snp.array([1.0, 2.0, 3.0, 4.0]))
+
+
+@program(a([-0.0, 0.0, -1.0, np.nan]), transforms=VALUE)
+def sign_of_signed_zeros(x):
+    return snp.sign(x), snp.signbit(x), -x, x * -1.0, 0.0 - x, snp.negative(x)
+
+
+@program(a([-0.0, 0.0]), transforms=VALUE)
+def signed_zeros_through_ops(x):
+    return (snp.abs(x), snp.copysign(1.0, x), snp.copysign(x, -1.0), snp.maximum(-0.0, x),
+            snp.maximum(x, 0.0), snp.minimum(x, -0.0), entr(x), xlogy(x, 2.0), xlogy(x, 0.0),
+            snp.sqrt(x), x + 0.0, x - 0.0)
+
+
+@program(a(-0.0), transforms=DERIV)
+def signed_zero_grads(x):
+    return snp.abs(x) + snp.copysign(x, -1.0) * 2.0 + snp.maximum(x, 0.0) * 3.0 + snp.sqrt(
+        snp.abs(x) + 1.0)
+
+
+@program(a([0.0, 0.5]), transforms=ALL)
+def entr_grad_at_zero(x):
+    return snp.sum(entr(x) + xlogy(x, x + 1.0))
+
+
+@program(a([True, False], bool), transforms=VALUE)
+def bool_array_with_python_scalars(b):
+    return b + 1, b * 1.5, 2 - b, b / 2, b + True, snp.where(b, 1, 0), snp.where(b, 1.0, 2), \
+        -1.5 * b, b ** 2.0, b & True
+
+
+@program(a([-1.0, 0.5, 2.0]), transforms=ALL)
+def bool_mask_times_float_grad(x):
+    return snp.sum(x * (x > 0) + (x > 1) * 2.0 * x + (x < 0) * 1)
+
+
+# integer overflow in reductions, mixed int/uint promotion
+
+@program(a([100, 100, 100, -128], np.int8), transforms=VALUE)
+def int8_sum_prod_overflow(s):
+    return (snp.sum(s), snp.sum(s, dtype=np.int8), snp.prod(s), snp.prod(s, dtype=np.int8),
+            snp.mean(s), s.sum(), snp.cumsum(s), snp.max(s), -s, snp.abs(s))
+
+
+@program(a([200, 200, 0], np.uint8), transforms=VALUE)
+def uint8_sum_prod_wrap(u):
+    return snp.sum(u), snp.prod(u[:2]), snp.cumprod(u), u - u[0], -u, snp.abs(u), u.mean()
+
+
+@program(a([65536, 65536, 3], i32), transforms=VALUE)
+def int32_prod_and_pow_overflow(i):
+    return snp.prod(i), snp.sum(i * i), i ** 2, snp.array(2, i32) ** 31, snp.cumprod(i)
+
+
+@program(a([1, 2], np.uint32), a([-1, 3], i32), a([5, 6], np.uint8), a([-2, 2], np.int8),
+         transforms=VALUE, x64=True)
+def uint_int_promotion_x64(u32, i32_, u8, i8):
+    return u32 + i32_, u8 + i32_, u32 * i8, u8 + i8, u8 * u32, i32_ - u8
+
+
+@program(a([1, 2], np.uint32), a([-1, 3], i32), a([5, 6], np.uint8), a([-2, 2], np.int8),
+         transforms=VALUE)
+def uint_int_promotion_x64_off(u32, i32_, u8, i8):
+    return u32 + i32_, u8 + i32_, u32 * i8, u8 + i8, u8 * u32, i32_ - u8
+
+
+@program(a([1, 2], np.uint64), a([-1, 3], np.int64), transforms=VALUE, x64=True)
+def uint64_int64_to_float64(u, i):
+    return u + i, u * 2, i * 2.5, u + 1.5
+
+
+# float16 / bfloat16 accumulation
+
+@program(a([2048.0] + [1.0] * 8, f16), transforms=VALUE)      # (f16's spacing at 2048 is 2)
+def float16_sum_mean_dot_accumulate(x):
+    return snp.sum(x), snp.mean(x * 0.1), snp.dot(x, x), x @ x, snp.sum(x * 30.0), x.sum(-1)
+
+
+@program(a([2048.0] + [0.1] * 8, f16), transforms=DERIV)
+def float16_accumulation_grad(x):
+    return snp.sum(x * x) + snp.mean(x) * 100.0 + snp.dot(x, x)
+
+
+@program(a([256.0] + [1.0] * 8, bf16), transforms=VALUE)       # (bf16's spacing at 256 is 2)
+def bfloat16_sum_mean_dot_accumulate(x):
+    return snp.sum(x), snp.mean(x * 0.3), snp.dot(x, x), snp.cumsum(x)[-1]
+
+
+@program(a([256.0] + [1.0] * 8, bf16), transforms=DERIV)
+def bfloat16_accumulation_grad(x):
+    return snp.sum(x * x) + snp.dot(x, x) * 0.5
+
+
+@program(a([2048.0] + [1.0] * 8, f16), transforms=VALUE)
+def float16_cumsum_accumulates(x):
+    return snp.cumsum(x), snp.cumsum(x, dtype=f32)[-1], snp.cumprod(x * 0.5)[-1]
+
+
+@program(a([300.0, 60000.0], f16), transforms=ALL)
+def float16_overflow_grad(x):
+    return snp.sum(x * x * 1e-3) + snp.mean(x) * 0.5
+
+
+# rounding of negative numbers and halves, floor_divide, %
+
+@program(a([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 2.675, -0.4]), transforms=VALUE)
+def round_halves_to_even(x):
+    return (snp.round(x), snp.rint(x), snp.round(x, 1), snp.around(x, 2), snp.trunc(x),
+            snp.floor(x), snp.ceil(x), lax.round(x), x.round())
+
+
+@program(a([-7, -1, 7, 5], i32), transforms=VALUE)
+def round_integers_with_decimals(i):
+    return snp.round(i), snp.round(i, 1), snp.floor_divide(i, 2), snp.round(i, -1)
+
+
+@program(a([-0.5, -1.5, 0.5, -7.0, 7.0]), transforms=VALUE)
+def floor_divide_negative_halves(x):
+    return x // 1.0, x // 0.5, snp.floor_divide(x, -2.0), x // 2, -7 // x, snp.divmod(x, 2.0)
+
+
+@program(a([-7.5, -0.5, 5.0, -0.0, 3.0]), a([2.0, 3.0, -3.0, 2.0, -1.5]), transforms=VALUE)
+def mod_of_negative_floats(x, y):
+    return x % y, snp.fmod(x, y), snp.remainder(x, -y), x % 1.0, -x % 2.5, x % -2.0
+
+
+@program(a([-7.5, -0.5, 5.0, 3.0]), a([2.0, 3.0, -3.0, -1.5]), transforms=DERIV)
+def mod_of_negative_floats_grad(x, y):
+    return snp.sum((x % y) * 2.0 + snp.fmod(x, y) * 3.0 + snp.remainder(x, -y))
+
+
+# nan in min / max / argmax / sort / clip, inf - inf, where
+
+@program(a([np.nan, 1.0, -1.0, np.nan]), transforms=VALUE)
+def nan_in_min_max_argmax(x):
+    return (snp.min(x), snp.max(x), snp.argmin(x), snp.argmax(x), snp.minimum(x, 0.0),
+            snp.fmin(x, 0.0), snp.nanargmin(x), snp.amax(x[1:3]), snp.ptp(x))
+
+
+@program(a([np.nan, 1.0, -np.inf, np.inf, -1.0, np.nan]), transforms=VALUE)
+def nan_in_sort_and_clip(x):
+    return (snp.sort(x), snp.argsort(x), snp.clip(x, -0.5, 0.5), snp.clip(x, 0.0, None),
+            -snp.sort(-x), snp.median(x), snp.searchsorted(snp.sort(x[1:5]), 0.0))
+
+
+@program(a([2.0, np.nan, 1.0]), transforms=DERIV)
+def nan_in_sort_clip_max_grad(x):
+    return (snp.sum(snp.sort(x) * snp.array([1.0, 2.0, 3.0])) + snp.sum(snp.clip(x, 0.0, 1.5))
+            + snp.max(x) * 4.0)
+
+
+@program(a(np.inf), transforms=ALL)
+def inf_minus_inf_grad(x):
+    return (x - x) + x * 0.0 + snp.exp(x) - snp.exp(x)
+
+
+@program(a([np.inf, -np.inf, 1.0]), transforms=ALL)
+def sum_of_infinities_grad(x):
+    return snp.sum(x) + snp.mean(x) * 2.0 + snp.max(x) - snp.min(x)
+
+
+@program(a([0.0, 1.0, -1.0]), transforms=ALL)
+def where_grad_nan_in_unselected_branch(x):
+    return snp.sum(snp.where(x > 0, snp.log(x), 0.0) + snp.where(x >= 0, snp.sqrt(x), x)
+                   + snp.where(x != 0, 1.0 / x, 0.0))
+
+
+@program(a([0.0, 2.0]), transforms=ALL)
+def where_grad_inf_times_zero(x):
+    return snp.sum(snp.where(x > 1.0, x, x ** 0.5 * 0.0) + snp.where(x == 0, 0.0, x * snp.log(x)))
+
+
+# log1p / expm1 at tiny x, logsumexp / softmax at -inf
+
+@program(a([1e-30, -1e-30, 1e-10, -1e-7]), transforms=ALL)
+def log1p_expm1_tiny(x):
+    return snp.sum(snp.log1p(x) * 1e10 + snp.expm1(x) * 1e20 + snp.log1p(-x) - snp.expm1(-x))
+
+
+@program(a([[-np.inf, -np.inf, -np.inf], [0.0, -np.inf, 1.0]]), transforms=ALL)
+def logsumexp_rows_with_minus_inf(x):
+    return snp.sum(logsumexp(x, axis=1) * snp.array([1.0, 2.0])) + logsumexp(x[1], b=snp.array(
+        [1.0, 2.0, 0.0]))
+
+
+@program(a([-np.inf, -np.inf, -np.inf]), transforms=ALL)
+def softmax_all_minus_inf(x):
+    return snp.sum(nn.softmax(x) * snp.array([1.0, 2.0, 3.0])) + nn.log_softmax(x)[0]
+
+
+@program(a([np.inf, 0.0, 1.0]), transforms=ALL)
+def softmax_with_plus_inf(x):
+    return snp.sum(nn.softmax(x) * snp.array([1.0, 2.0, 3.0]))
+
+
+@program(a(-np.inf), a(-np.inf), transforms=ALL)
+def logaddexp_of_minus_infs(x, y):
+    return snp.logaddexp(x, y) + snp.logaddexp(x, 0.0) * 2.0
+
+
+# integer pow with negative exponents, division by zero
+
+@program(a([2, -1, 1, 0, -2], i32), a([-1, -2, -3, 0, 3], i32), transforms=VALUE)
+def int_pow_negative_exponents(i, j):
+    return i ** j, snp.power(i, j), i ** 0, snp.power(i, 3)
+
+
+@program(a([2.0, -1.0, 0.0]), transforms=ALL)
+def float_pow_negative_int_exponent(x):
+    return snp.sum(x ** -1 + x ** -2 * 2.0 + snp.power(x, -3.0))
+
+
+@program(a([7, -7, 0, -2147483648], i32), a([0, 0, 0, -1], i32), transforms=VALUE)
+def int_division_by_zero_and_min(x, y):
+    return x // y, x % y, snp.fmod(x, y), x / y, snp.remainder(x, y), snp.divmod(x, y)
+
+
+@program(a([7, 0, 255], np.uint8), a([0, 0, 2], np.uint8), transforms=VALUE)
+def uint_division_by_zero(u, v):
+    return u // v, u % v, u / v
+
+
+@program(a([1.0, -1.0, 0.0, -0.0]), transforms=VALUE)
+def float_division_by_signed_zero(x):
+    return 1.0 / x, x / -0.0, snp.arctan2(x, -0.0), snp.arctan2(-0.0, x), snp.reciprocal(x)
+
+
+# array creation dtypes
+
+@program(a(2.0), transforms=VALUE)
+def arange_float_steps(s):
+    return (snp.arange(0.0, 1.0, 0.1) * s, snp.arange(1, 2, 0.25) + s, snp.arange(5.0),
+            snp.arange(0, 10, 3), snp.arange(3) * s, snp.arange(-1.0, -2.0, -0.3))
+
+
+@program(a(2.0), transforms=VALUE, x64=True)
+def arange_float_steps_x64(s):
+    return snp.arange(0.0, 1.0, 0.1) * s, snp.arange(5), snp.arange(0, 1, 0.5, dtype=f32)
+
+
+@program(a(2.0), transforms=VALUE)
+def linspace_endpoint_and_dtype(s):
+    return (snp.linspace(0, 1, 5, endpoint=False) * s, snp.linspace(0, 10, 4, dtype=i32),
+            snp.linspace(1, 2, 1), snp.linspace(0.0, 1.0, 3) + s, snp.logspace(0, 2, 3),
+            snp.linspace(-1, 1, 4, dtype=i32))
+
+
+@program(a([1, 2], np.int64), transforms=VALUE, x64=True)
+def full_python_int_x64(i):
+    return (snp.full(3, 7), snp.full((2,), 7.0), snp.full(2, True), snp.zeros_like(i) + 1,
+            snp.ones(2, int), i + snp.full(2, 3), snp.full(2, 2 ** 40), snp.array([1, 2]))
+
+
+@program(a([1, 2], i32), transforms=VALUE)
+def full_python_int_x64_off(i):
+    return (snp.full(3, 7), snp.full((2,), 7.0), snp.full(2, True), snp.ones(2, int),
+            i + snp.full(2, 3), snp.array([1, 2]), snp.full_like(i, 2.5), snp.eye(2, dtype=int))
+
+
+# astype(bool) of nan, comparisons of nan
+
+@program(a([np.nan, -0.0, 0.0, np.inf, -np.nan, 0.3]), transforms=VALUE)
+def astype_bool_of_nan(x):
+    return (x.astype(bool), snp.logical_not(x), snp.logical_and(x, True), x != 0,
+            x.astype(i32), snp.where(x, 1, 0))
+
+
+@program(a([np.nan, 1.0, np.inf]), a([np.nan, np.nan, np.inf]), transforms=VALUE)
+def comparisons_of_nan(x, y):
+    return (x == x, x != x, x < y, x >= y, snp.equal(x, y), snp.isclose(x, y),
+            snp.isclose(x, y, equal_nan=True), snp.maximum(x, y), snp.array_equal(x, x),
+            snp.array_equal(x, x, equal_nan=True), snp.sign(x), snp.isinf(x - y))
+
+
 # ---------------------------------------------------------------- running a program
 
 def _tangents(args):
@@ -682,6 +969,10 @@ def judge(expected, got):
             same = np.array_equal(g, e)
         if not same:
             return "W", f"output {k}: {gva}, JAX {eva}"
+        if e.dtype.kind == "f" and g.dtype.kind == "f":       # -0.0 is not 0.0 (1 / x tells)
+            zeros = (e == 0) & (g == 0)
+            if not np.array_equal(np.signbit(e[zeros]), np.signbit(g[zeros])):
+                return "W", f"output {k}: signed zeros {gva}, JAX {eva}"
         if ewk is not None and gwk is not None and bool(ewk) != bool(gwk):
             return "w", f"output {k}: weak_type {gwk}, JAX {ewk}"
     return ".", ""
