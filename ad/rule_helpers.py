@@ -13,7 +13,6 @@ import numpy as np
 
 import secant.numpy as snp
 from secant import lax, tree_util
-from secant.backends import dtypes
 from secant.backends.array import Array
 from secant.backends.tracer import active_trace
 from secant.lax_control_flow import trip_count as _trip_count
@@ -306,15 +305,6 @@ def at_share_operand(a, values, ans, index):
     return hit_a / (hit_a + snp.zeros_like(hit_a).at[index].add(hit_v))
 
 
-def _one_element_each(index):
-    """Whether an index (a tuple) holds only integer scalars, slices, None and `...`."""
-    for part in index:
-        if not (part is None or part is Ellipsis or isinstance(part, slice)
-                or np.ndim(part) == 0 and dtypes.is_int(snp.result_type(part))):
-            return False
-    return True
-
-
 @constant
 def at_share_values(a, values, ans, index):
     """The share that goes to each value (of the shape of ans[index])."""
@@ -329,13 +319,8 @@ def at_set_won(t, index, mode=None):
     """For each update of x.at[index].set(v, mode=mode) (the shape of t[index], t shaped as x):
     1 where it is the update left at its element, 0 where another one landing there later wins
     (JAX's rule: numbered updates are scattered the same way, and each reads back whether its
-    number stayed). An index of integer scalars and slices lands each update on an element of
-    its own: all 1 (an update dropped out of range reads 0 where the rule picks it), with no
-    scatter over t's shape: a loop setting one row per iteration did one each, quadratic in
-    the rows (issue 20)."""
+    number stayed)."""
     shape = snp.shape(t[index])
-    if _one_element_each(index):
-        return snp.ones(shape, snp.result_type(t))
     ids = snp.arange(1, int(np.prod(shape)) + 1, dtype="int32").reshape(shape)
     kept = snp.zeros(snp.shape(t), "int32").at[index].set(ids, mode=mode)
     back = kept[index] if mode == "clip" else kept.at[index].get(mode="fill", fill_value=0)

@@ -72,7 +72,7 @@ def _op_function(fun):
     taking what it takes, whose call transformer/callees.py resolves; anything else is
     unwrapped as usual."""
     from secant.transformer.callees import is_user_callable_object
-    from secant.transformer.ops import OPS, op_for
+    from secant.transformer.ops import NUMPY_POSITIONAL, OPS, op_for
     if not callable(fun):       # as JAX: a TypeError where the transform is applied
         raise SecantTypeError(f"expected a callable value to transform, got {fun!r}{where()}")
     fun = _unwrap(fun)
@@ -162,8 +162,8 @@ def _op_function(fun):
         return fun
     def op_caller():
         hit = _calling_function(OPS[name].signature, name, f"{name}_op", {f"{name}_op": fun}, {},
-                                by_name=True)      # (sum_op(a, axis=axis, keepdims=keepdims):
-        # the op's parameters, not NumPy's positional order: normalize's NUMPY_POSITIONAL)
+                                by_name=name in NUMPY_POSITIONAL)   # (sum_op(a, axis=axis,
+        # keepdims=keepdims): a reduction's parameters, not NumPy's positional order)
         _errors.register_internal_file(hit.__code__.co_filename)   # secant's, not the user's
         return hit
     return once.build(_op_functions, name, op_caller)
