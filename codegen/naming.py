@@ -144,12 +144,27 @@ def versions_dropped(source, versions):
     return "".join(lines)
 
 
+def push_children(node, push, AST=ast.AST):
+    """push(child) for each child node of `node`, in field order: the step of the tree walks
+    that cost counts (hygiene.walk, walker's names, versions_dropped; issue 19). Fields are
+    read from the node's __dict__, so for ast's nodes as for gast's."""
+    d = node.__dict__
+    for field in node._fields:
+        value = d.get(field)
+        if type(value) is list:
+            for v in value:
+                if isinstance(v, AST):
+                    push(v)
+        elif isinstance(value, AST):
+            push(value)
+
+
 def _spots(tree):
     """([(row, column, name)] of each Name and parameter of `tree`, {the names bound}): a walk
     of its own (ast.walk, a generator over iter_child_nodes, took a third of versions_dropped's
     time in a long grad, issue 19)."""
     spots, bound = [], set()
-    AST, Name, Load, arg = ast.AST, ast.Name, ast.Load, ast.arg
+    Name, Load, arg = ast.Name, ast.Load, ast.arg
     stack = [tree]
     pop, push = stack.pop, stack.append
     while stack:
@@ -163,15 +178,7 @@ def _spots(tree):
         if kind is arg:
             spots.append((node.lineno, node.col_offset, node.arg))
             bound.add(node.arg)
-        d = node.__dict__
-        for field in node._fields:
-            value = d.get(field)
-            if type(value) is list:
-                for v in value:
-                    if isinstance(v, AST):
-                        push(v)
-            elif isinstance(value, AST):
-                push(value)
+        push_children(node, push)
     return spots, bound
 
 

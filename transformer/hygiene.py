@@ -27,7 +27,7 @@ from collections import deque
 
 import gast
 
-from secant.codegen.naming import Names
+from secant.codegen.naming import Names, push_children
 
 _NOT_SECANTS = object()     # a reserved name whose every user use clashes (the generated def's)
 
@@ -41,20 +41,11 @@ def walk(node):
     a transform walks a whole function many times (issue 19: transformation time). A node's
     fields are read from its __dict__ (so for ast's nodes as for gast's; one never set, or a
     class default, reads as None)."""
-    AST = ast.AST
     todo = deque([node])
     pop, push = todo.popleft, todo.append
     while todo:
         node = pop()
-        d = node.__dict__
-        for field in node._fields:
-            value = d.get(field)
-            if type(value) is list:
-                for v in value:
-                    if isinstance(v, AST):
-                        push(v)
-            elif isinstance(value, AST):
-                push(value)
+        push_children(node, push)
         yield node
 
 

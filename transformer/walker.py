@@ -9,6 +9,7 @@ import ast
 import functools
 import re
 
+from secant.codegen.naming import push_children
 from secant.transformer import ir
 from secant.transformer.hygiene import walk as _walk
 
@@ -57,7 +58,7 @@ def _names(code, kind):
 def _add_names(tree, uses, defines):
     """Each Name of `tree` added to `defines` (bound: Store) or to `uses` (read, deleted): a
     walk of its own, no generator (every new generated line is walked: issue 19)."""
-    AST, Name, Store = ast.AST, ast.Name, ast.Store
+    Name, Store = ast.Name, ast.Store
     stack = [tree]
     pop, push = stack.pop, stack.append
     while stack:
@@ -65,15 +66,7 @@ def _add_names(tree, uses, defines):
         if type(node) is Name:
             (defines if isinstance(node.ctx, Store) else uses).add(node.id)
             continue
-        d = node.__dict__
-        for field in node._fields:
-            value = d.get(field)
-            if type(value) is list:
-                for v in value:
-                    if isinstance(v, AST):
-                        push(v)
-            elif isinstance(value, AST):
-                push(value)
+        push_children(node, push)
 
 
 def free_names(fdef):
