@@ -75,13 +75,7 @@ KNOWN = {
 
 @pytest.mark.parametrize("case", numerics.CASES[numerics.SECOND_ROUND:], ids=lambda c: c.name)
 def test_program_matches_jax(case):
-    wrong = {}
-    for t in case.transforms:
-        if (case.name, t) not in EXPECTED:
-            continue
-        letter, why = numerics.judge(EXPECTED[case.name, t], numerics.outcome(case, t))
-        if letter not in ".j":
-            wrong[t] = f"{letter} {why}"
+    wrong = numerics.differences(case, EXPECTED)
     known = {t for (name, t) in KNOWN if name == case.name}
     assert set(wrong) == known, wrong
 

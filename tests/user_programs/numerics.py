@@ -942,6 +942,18 @@ def outcome(case, t):
 _RTOL = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 2e-5, "complex64": 2e-5}
 
 
+def differences(case, expected):
+    """{transform: "letter why"} of each of the case's transforms whose outcome is not JAX's
+    (`expected`: numerics_expected.EXPECTED; a transform with no oracle entry is not run)."""
+    wrong = {}
+    for t in case.transforms:
+        if (case.name, t) in expected:
+            letter, why = judge(expected[case.name, t], outcome(case, t))
+            if letter not in ".j":
+                wrong[t] = f"{letter} {why}"
+    return wrong
+
+
 def judge(expected, got):
     """'.' same as JAX; 'j' both refuse; 'R' secant refuses (SecantError) where JAX gives a
     value; 'E' an internal error; 'X' secant gives a value where JAX raises; 'D' a different
