@@ -145,7 +145,7 @@ class _Compiled:
         device = None
         first = None
         for i, x in enumerate(leaves):
-            if type(x) is Array and x._buf is not None and x._committed:
+            if type(x) is Array and x._buf is not None and getattr(x, "_committed", False):
                 d = runtime.device_of(x._buf)
                 if device is None:
                     device, first = d, i
@@ -358,17 +358,18 @@ class JitFunction:
                     out = cpp(*args)
                     if type(out) is not _ArrayImpl:
                         return self._cpp_result(out)
-                    if not out.is_ready():      # (as _cpp_result: C++ reads NumPy in place;
-                        out.block_until_ready()     # a small program ran inline: ready)
+                    # (as _cpp_result: C++ reads NumPy in place while the program runs, which
+                    # it puts NumPy arguments' copy ahead of: not ready yet, waited for at once)
+                    out.block_until_ready()
                     tag = out.aval
-                    try:
-                        cache.move_to_end(tag.key)
-                    except KeyError:
-                        pass
-                    res = _new(Array)
+                    if len(cache) > 1:      # (one signature: already the most recent)
+                        try:
+                            cache.move_to_end(tag.key)
+                        except KeyError:
+                            pass
+                    res = _new(Array)       # (_committed, _sharded unset, as eager arrays')
                     res._npy, res._buf, res._aval, res.weak_type = None, out, tag.aval, \
                         tag.weak_type
-                    res._committed, res._sharded = False, None
                     return res
         else:
             last = cache.last
@@ -389,6 +390,8 @@ class JitFunction:
                         bufs.append(b)
                         i += 1
                     else:
+                        if len(cache) == 1:     # (one signature: already the most recent)
+                            return run(bufs)
                         try:
                             cache.move_to_end(key)          # (LRU order kept exactly)
                         except KeyError:                    # dropped meanwhile: the full path
@@ -453,9 +456,8 @@ class JitFunction:
             self._cache.move_to_end(tag.key)    # (LRU order kept exactly)
         except KeyError:                        # (dropped meanwhile)
             pass
-        res = _new(Array)                   # (Array._from_buffer, inlined)
+        res = _new(Array)   # (Array._from_buffer inlined; _committed, _sharded unset, as eager's)
         res._npy, res._buf, res._aval, res.weak_type = None, out, tag.aval, tag.weak_type
-        res._committed, res._sharded = False, None
         return res
 
     def _cpp_outputs(self, bufs):
@@ -903,9 +905,8 @@ def _runner(entry, kinds, args):
             except TypeError:
                 _check_not_donated(bufs)
                 raise
-            out = new(Array)        # (Array._from_buffer, inlined)
+            out = new(Array)    # (Array._from_buffer inlined; _committed, _sharded unset)
             out._npy, out._buf, out._aval, out.weak_type = None, buf, out_aval, weak
-            out._committed, out._sharded = False, None
             return out
     else:
         def run_bufs(bufs):
