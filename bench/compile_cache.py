@@ -9,7 +9,6 @@ client are not counted.
 """
 import importlib.util
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -52,10 +51,8 @@ def _child(lib, cache_dir):
 
 def _run_child(lib, cache_dir, script=__file__):
     """The JSON line a fresh process running `script --child lib cache_dir` prints last."""
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    for var in ("SECANT_COMPILATION_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR"):
-        env.pop(var, None)
-    out = subprocess.run([sys.executable, script, "--child", lib, cache_dir or ""], env=env,
+    out = subprocess.run([sys.executable, script, "--child", lib, cache_dir or ""],
+                         env=first_call.child_env(),
                          capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         raise RuntimeError(f"{lib}: {out.stderr[-3000:]}")
@@ -66,6 +63,7 @@ def measure(repeats=REPEATS):
     """{lib: {mode: median seconds}}"""
     libs = ["secant"] + (["jax"] if importlib.util.find_spec("jax") is not None else [])
     runs = {lib: {m: [] for m in MODES} for lib in libs}
+    first_call.warm_up(libs)        # (each library's bytecode cached: first_call.child_env)
     for _ in range(repeats):
         for lib in libs:
             d = tempfile.mkdtemp(prefix=f"compile_cache_{lib}_")

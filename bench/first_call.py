@@ -24,7 +24,8 @@ process's imports lands moves a total by that much: before secant imported jaxli
 dialect bindings lazily (runtime.verify), its imports left one due that the first real call
 paid (gc 22-28 ms of it); jax's and now secant's land outside the call (gc ~1 ms).
 
-Each figure is the median of REPEATS fresh processes, the libraries interleaved. Wall clock by
+Each figure is the median of REPEATS fresh processes, the libraries interleaved, each process
+with its modules' bytecode cached as an installed package has it (child_env). Wall clock by
 default; SECANT_BENCH_CPU=1: each process's CPU time, all its threads (XLA's included), which
 a machine shared with other work disturbs far less.
 
@@ -196,11 +197,33 @@ def _have_jax():
     return importlib.util.find_spec("jax") is not None
 
 
+# where the children keep the bytecode of the modules they import (outside the source tree)
+PYCACHE = os.path.join(tempfile.gettempdir(), "secant_bench_pycache")
+
+
+def child_env():
+    """The environment of a child process: no persistent compilation cache, and the modules'
+    bytecode cached (PYTHONPYCACHEPREFIX), whatever PYTHONDONTWRITEBYTECODE says here, as an
+    installed package runs. jax's wheel comes with its bytecode; without this, secant's modules
+    that the first call imports lazily (ad/custom_checks.py, secant/gen_index.py, ...) were
+    compiled from source inside the timed call: ~5 of jit(grad(mlp_loss))'s 40 ms of transform
+    (CPU; Python's compile of their source is ~8 ms). The first child of each library writes
+    the cache (warm_up: its run is not counted), so both read theirs from one cache."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPYCACHEPREFIX=PYCACHE)
+    for var in ("PYTHONDONTWRITEBYTECODE", "SECANT_COMPILATION_CACHE_DIR",
+                "JAX_COMPILATION_CACHE_DIR"):
+        env.pop(var, None)
+    return env
+
+
+def warm_up(libs, case=CASES[0]):
+    """One uncounted child per library (child_env: its modules' bytecode written)."""
+    for lib in libs:
+        _run_child(lib, case)
+
+
 def _run_child(lib, case):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    env.pop("SECANT_COMPILATION_CACHE_DIR", None)
-    env.pop("JAX_COMPILATION_CACHE_DIR", None)
-    out = subprocess.run([sys.executable, __file__, "--child", lib, case], env=env,
+    out = subprocess.run([sys.executable, __file__, "--child", lib, case], env=child_env(),
                          capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         raise RuntimeError(f"{lib} {case}: {out.stderr[-3000:]}")
@@ -210,6 +233,7 @@ def _run_child(lib, case):
 def measure(repeats=REPEATS):
     """{case: {"secant": {phase: median s}, "jax": median s or None}}"""
     libs = ["secant"] + (["jax"] if _have_jax() else [])
+    warm_up(libs)
     results = {}
     for case in CASES:
         runs = {lib: [] for lib in libs}
