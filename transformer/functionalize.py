@@ -48,7 +48,7 @@ from secant.backends.core import Tracer
 from secant.backends.placeholder import Undefined, unset_in_branch
 from secant.backends.errors import SecantError
 from secant.codegen import loader
-from secant.codegen.naming import Names
+from secant.codegen.naming import Names, push_children
 from secant.transformer import depth, gast_parse, operators, straight_line
 from secant.transformer.nonlocals import state_callee
 from secant.transformer.hygiene import SCOPES as _SCOPES, copy_tree, walk as _walk, walk_scope
@@ -170,15 +170,25 @@ def exposed(stmts, defined=frozenset()):
 
 
 def _contains(stmts, kinds, into_loops=True):
+    """The first node of `kinds` in `stmts` (not in nested scopes; nor in loops unless
+    into_loops), or None. Its own walk of each node's children (push_children: jit's first
+    call of a derivative asks it of the derivative's every statement, issue 19)."""
+    kinds = frozenset(kinds) if type(kinds) is tuple else (kinds,)     # (node classes: gast's
+    stop = _SCOPE_TYPES if into_loops else _SCOPE_AND_LOOP_TYPES      # are never subclassed)
     stack = list(stmts)
+    pop, push = stack.pop, stack.append
     while stack:
-        n = stack.pop()
-        if isinstance(n, kinds):
+        n = pop()
+        t = type(n)
+        if t in kinds:
             return n
-        if isinstance(n, _SCOPES) or (not into_loops and isinstance(n, (gast.For, gast.While))):
-            continue
-        stack.extend(gast.iter_child_nodes(n))
+        if t not in stop:
+            push_children(n, push)
     return None
+
+
+_SCOPE_TYPES = frozenset(_SCOPES)
+_SCOPE_AND_LOOP_TYPES = _SCOPE_TYPES | {gast.For, gast.While}
 
 
 def _side_effect(stmts):
@@ -1032,18 +1042,19 @@ def unchanged(fn):
     return not _UNROLLED.get() and functionalize(fn) is fn
 
 
-def _rewritten_helpers(src, node):
+def _rewritten_helpers(src, node, dry=False):
     """{name: functionalised function} for the user functions `node` (a copy of `src`'s tree)
     calls whose own control flow (or their callees') needs rewriting: jit stages helpers' loops
     too. A callee called by a free name keeps it; one reached otherwise (`ns.clipped(v)`,
     `mod.f(v)`, `getattr(mod, "f")(v)`, a partial, a bound method: whatever
-    transformer/callees.py resolves) is called by a name of its own, in the canonical form."""
+    transformer/callees.py resolves) is called by a name of its own, in the canonical form.
+    `dry`: whether there is any, as a non-empty dict at the first one found, `node` (then
+    src.node itself, not copied) left as it is."""
     from secant.transformer.callees import UNRESOLVED, canonical_call, resolve
     out = {}
     stored = {m.id for m in _walk(node) if isinstance(m, gast.Name)
               and not isinstance(m.ctx, gast.Load)}
-    taken = _all_names(node) | set(src.closure)
-    names = Names(taken)
+    names = None if dry else Names(_all_names(node) | set(src.closure))
     by_fn, staged_name = {}, None
     for n in _walk(node):
         if not isinstance(n, gast.Call):
@@ -1056,8 +1067,12 @@ def _rewritten_helpers(src, node):
                 new = functionalize(obj)
                 if new is not obj:
                     out[n.func.id] = new
+                    if dry:
+                        return out
                 continue
         if _method_needs_staging(src, n):     # self.helper(v): looked up when it runs
+            if dry:
+                return {"": staged_method}
             if staged_name is None:
                 staged_name = names.fresh("staged_method")
                 out[staged_name] = staged_method
@@ -1075,6 +1090,8 @@ def _rewritten_helpers(src, node):
         new = functionalize(obj)
         if new is obj:
             continue
+        if dry:
+            return {"": new}
         for look_up in (n.func, canon.func):    # guarded: rebinding ns.clipped rewrites again
             _note(src, look_up, lambda k: k in stored)
         name = by_fn.get(obj)
@@ -1178,6 +1195,9 @@ def _functionalize(fn):
     if _contains(src.node.body, (gast.Global, gast.Nonlocal, gast.Yield, gast.YieldFrom,
                                  gast.Await)):
         return fn
+    if _python_loops_only(src.node.body) and not _rewritten_helpers(src, src.node, dry=True):
+        return fn       # (as written: no copy of its tree made, issue 19: jit's first call of
+        #                 a derivative asks it of the derivative)
     node = copy_tree(src.node)      # (copy.deepcopy, at a fraction of its cost)
     helpers = _rewritten_helpers(src, node)
     if not helpers and _python_loops_only(src.node.body):

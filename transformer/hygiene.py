@@ -85,20 +85,23 @@ def walk_scope(nodes):
     """Nodes of `nodes` in source order, not descending into nested scopes (which are yielded
     themselves)."""
     stack = list(nodes)[::-1]
-    push = stack.append
+    pop, push, AST = stack.pop, stack.append, ast.AST
     while stack:
-        n = stack.pop()
+        n = pop()
         yield n
-        if not isinstance(n, SCOPES):       # (its children, last first: popped in order)
+        if type(n) not in _SCOPE_TYPES:     # (its children, last first: popped in order)
             d = n.__dict__
             for field in reversed(n._fields):
                 value = d.get(field)
-                if isinstance(value, list):
+                if type(value) is list:
                     for v in reversed(value):
-                        if isinstance(v, ast.AST):
+                        if isinstance(v, AST):
                             push(v)
-                elif isinstance(value, ast.AST):
+                elif isinstance(value, AST):
                     push(value)
+
+
+_SCOPE_TYPES = frozenset(SCOPES)    # (by type: gast's node classes are never subclassed)
 
 
 class Census:
