@@ -691,17 +691,21 @@ def add_at(tree_bar, idx, g):
 
 
 def add_rows(t, rows, idx, mode=None):
-    """t with rows[k] added at its row idx[k], for each k, in one scatter: a reverse loop's
-    row cotangents (`x_bar.at[i].add(x_item_bar)` each iteration, a copy of x_bar per row:
-    quadratic in the rows) gathered in a list and added after the loop (ad/reverse.py
-    _RowAdds). mode: the scatter's, as the one each row's would have been."""
-    if len(rows) == 0:
-        return t
-    if not hasattr(t, "at"):        # a list, tuple, dict or object: its items one by one
+    """t with rows[k] added at its row idx[k], for each k, in a scatter per 256 rows: a reverse
+    loop's row cotangents (`x_bar.at[i].add(x_item_bar)` each iteration, a copy of x_bar per
+    row: quadratic in the rows) gathered in a list and added after the loop (ad/reverse.py
+    _RowAdds). mode: the scatter's, as the one each row's would have been. (256 at a time:
+    all the rows stacked at once peaked at 3 times their list's memory.) A list's, a tuple's
+    (`for w in ws`, ws a list as it turns out) items are added one by one."""
+    if not hasattr(t, "at"):        # a list, tuple, dict or object
         for k, i in enumerate(idx):
             t = add_at(t, i, rows[k])
         return t
-    return t.at[snp.asarray(list(idx), dtype="int32")].add(snp.stack(rows), mode=mode)
+    idx = list(idx)
+    for k in range(0, len(rows), 256):
+        t = t.at[snp.asarray(idx[k:k + 256], dtype="int32")].add(snp.stack(rows[k:k + 256]),
+                                                                 mode=mode)
+    return t
 
 
 def zero_rows(t, idx):

@@ -256,3 +256,23 @@ def test_vmap_of_the_write_form_over_a_batched_row_index(x64):
     g = secant.vmap(secant.grad(set_row), in_axes=(None, 0))
     want = np.stack([grad_fd(lambda x: float(set_row(x, int(k))), X) for k in ks])
     _close(g(X, ks), want, rtol=1e-6, atol=1e-8)
+
+
+def test_more_rows_than_one_scatter_adds(x64):
+    """300 rows: add_rows adds 256 at a time (all stacked at once peaked at 3 times the rows'
+    memory), two scatters here; under jit, vmap and grad of grad too."""
+    x = np.random.default_rng(4).normal(size=(300, 2))
+    w = np.array([0.5, -1.5])
+
+    def f(x):
+        total = 0.0
+        for row in x:
+            total = total + snp.sum(snp.sin(row) * w)
+        return total
+    g = secant.grad(f)
+    _close(g(x), np.cos(x) * w)
+    _close(secant.jit(g)(x), np.cos(x) * w)
+    _close(secant.vmap(g)(np.stack([x, -x])), np.stack([np.cos(x) * w, np.cos(-x) * w]))
+    v = np.random.default_rng(5).normal(size=x.shape)
+    gg = secant.grad(lambda x: snp.sum(secant.grad(f)(x) * v))
+    _close(gg(x), -np.sin(x) * w * v)
