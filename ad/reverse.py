@@ -561,9 +561,8 @@ class ReverseBuilder(Walker, StackReverse):
                 fill[p] = op.statics[p]
             else:
                 fill[p] = repr(spec.signature.parameters[p].default)
-        fill.update(index_modes.fill_keys(op.op, op.statics))   # (out-of-range indices)
-        if fill.get("won") and op.statics["idx"].strip() in self.counters:
-            fill["won"] = ""        # (a range loop's counter, an int: one element per update)
+        fill.update(index_modes.fill_keys(op.op, op.statics, self.counters))  # (out-of-range
+        # indices; a range loop's counter, an int, picks one element: no at_set_won)
         if fill.get("won"):                 # (it names the cotangent: ad/index_modes.py)
             fill["won"] = fill["won"].format(g=g)
 
