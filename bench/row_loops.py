@@ -79,7 +79,9 @@ FORMS = {"read": (row_sum, row_sum_grad_by_hand), "rows": (over_rows, row_sum_gr
 # measured with this script on the shared 2-core development machine under load (wall s, CPU s,
 # peak MiB of secant; the hand-written gradient's alongside in each run): "read" at f31368d9
 # (before _RowAdds, wall and peak only), "rows" and "write" at a5a50a63 (before rows20r)
-BEFORE = {("read", 1000): (9.547, None, 0.36), ("read", 10000): (126.590, None, 1.46)}
+BEFORE = {("read", 1000): (9.547, None, 0.36), ("read", 10000): (126.590, None, 1.46),
+          ("rows", 1000): (38.400, 1.626, 0.36), ("rows", 10000): (371.256, 16.811, 1.46),
+          ("write", 1000): (96.306, 4.529, 1.22), ("write", 10000): (473.609, 46.983, 10.09)}
 
 
 def measure(fn, x):
