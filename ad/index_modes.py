@@ -44,7 +44,7 @@ def in_range_always(idx):
                for p in parts)
 
 
-def fill_keys(op_name, statics):
+def fill_keys(op_name, statics, ints=()):
     """The template keys of an indexing op, from its statics (source strings):
     {back}: the keyword of the scatter sending a read's cotangent back (`, mode="clip"`, or "");
     {pick}: how an update's values read the result's cotangent (`[idx]` or
@@ -54,7 +54,8 @@ def fill_keys(op_name, statics):
     {helper_kw}: `, mode=..., fill_value=...` as given, for batching/helpers.py's functions;
     {won}: for x.at[idx].set(v) with an index that may repeat, ` * at_set_won({g}, ...)`: only
             the update left at an element gets its cotangent (JAX's rule), the others 0 (it
-            names {g}: the rule formats it again)."""
+            names {g}: the rule formats it again). ints: the names known to hold Python ints
+            (a range loop's counter): one element each, as an int literal."""
     if op_name not in READS + UPDATES:
         return {}
     idx = statics.get("idx")
@@ -79,21 +80,22 @@ def fill_keys(op_name, statics):
     else:
         keys["pick"] = f".at[{idx}].get(mode=pick_mode({statics['mode']}), fill_value=0)"
     if op_name == "at_set":
-        keys["won"] = "" if idx is None or _no_repeats(idx) or \
+        keys["won"] = "" if idx is None or _no_repeats(idx, ints) or \
             _literal(statics.get("unique_indices")) is True else \
             f" * at_set_won({{g}}, index_exp[{idx}]{keys['helper_kw']})"
     return keys
 
 
-def _no_repeats(idx):
-    """Whether the index source holds only slices, `...`, None and integer literals: no two
-    elements it picks are one."""
+def _no_repeats(idx, ints=()):
+    """Whether the index source holds only slices, `...`, None, integer literals and names of
+    ints: no two elements it picks are one."""
     try:
         node = ast.parse(f"_[{idx}]", mode="eval").body.slice
     except SyntaxError:
         return False
     parts = node.elts if isinstance(node, ast.Tuple) else [node]
     return all(isinstance(p, ast.Slice) or isinstance(p, ast.Constant) and (
-        p.value in (None, ...) or type(p.value) is int) or isinstance(p, ast.UnaryOp)
+        p.value in (None, ...) or type(p.value) is int) or isinstance(p, ast.Name)
+        and p.id in ints or isinstance(p, ast.UnaryOp)
         and isinstance(p.operand, ast.Constant) and type(p.operand.value) is int
         for p in parts)

@@ -45,6 +45,9 @@ class ReverseBuilder(Walker, StackReverse):
         self.subscripted = {op.operands["a"].name for op in _ops_in(fn.body)   # x[i]
                             if op.op == "getitem" and isinstance(op.operands["a"], ir.Var)}
         self.containers |= _subscripted_items(fn.body, self.containers, self.arrays)
+        # (of those, the ones read only by a loop's counter: a list or an array, _RowAdds)
+        self.maybe_rows = _maybe_rows(fn.body) - _containers(fn.body, by_counters=False) - \
+            getattr(fn, "trees", set()) - getattr(fn, "containers", set()) - self.fielded
         # a loop name bound to None before a loop (vmap of a derivative: a value a branch of
         # the loop assigns) and the names it is copied to or from: None on some iterations,
         # whose cotangents (None too) add with add_grads
@@ -71,6 +74,8 @@ class ReverseBuilder(Walker, StackReverse):
                         and "= unbound_before_loop(" in s.code for v in s.defines}
         self.loops = []                         # the loops being written, innermost last
         self.ranges = _ranges(fn.body)      # a loop over one steps through ints (_RowAdds)
+        self.counting = _ranges(fn.body, counting=True)     # (0, 1, ..., n - 1: _RowAdds)
+        self.counters = []      # the targets of the range loops being reversed: Python ints
         self.row_adds = None    # the reverse loop being written's row scatters (_RowAdds)
         self.replaying = False                  # writing a loop iteration's replay (its loop)
         # a vjp recomputes its function's forward pass, which its caller ran already (the
@@ -452,9 +457,12 @@ class ReverseBuilder(Walker, StackReverse):
         self.unreduced_now = {loop for loop, _ in s.carried if loop in self.unreduced}
         self.replayed = self.replayed | defined
         row_adds = self.row_adds
-        self.row_adds = _RowAdds(s, self.indent, outer_names) if isinstance(s, ir.For) and \
-            s.iterable in self.ranges else None
+        self.row_adds = _RowAdds(s, self.indent, outer_names, s.iterable in self.counting) \
+            if isinstance(s, ir.For) and s.iterable in self.ranges else None
+        counts = self.row_adds is not None and s.target not in defined
+        self.counters += [s.target] if counts else []
         self.reverse([st for st in s.body if not _is_carry_copy(st, s.carried)])
+        self.counters = self.counters[:-1] if counts else self.counters
         row_adds, self.row_adds = self.row_adds, row_adds
         self.unreduced_now, self.replayed = outer
         for var in list(self.fields):   # fields read in an iteration: their cotangents are
@@ -553,7 +561,8 @@ class ReverseBuilder(Walker, StackReverse):
                 fill[p] = op.statics[p]
             else:
                 fill[p] = repr(spec.signature.parameters[p].default)
-        fill.update(index_modes.fill_keys(op.op, op.statics))   # (out-of-range indices)
+        fill.update(index_modes.fill_keys(op.op, op.statics, self.counters))  # (out-of-range
+        # indices; a range loop's counter, an int, picks one element: no at_set_won)
         if fill.get("won"):                 # (it names the cotangent: ad/index_modes.py)
             fill["won"] = fill["won"].format(g=g)
 
@@ -587,6 +596,9 @@ class ReverseBuilder(Walker, StackReverse):
             a, idx = op.operands["a"].name, _index_value(op.statics["idx"])
             if a in self.bars:
                 self.emit(f"{self.bars[a]} = add_at({self.bars[a]}, {idx}, {g})")
+                if self.row_adds is not None and a in self.maybe_rows:  # (an array, or a
+                    # list: add_rows of a list adds the items one by one)
+                    self.row_adds.note(self, a, op.statics["idx"], g, ', mode="clip"')
             else:
                 self.accumulate(a, f"add_at(zeros_like_tree({a}), {idx}, {g})")
             return
@@ -1861,7 +1873,7 @@ def _tree_items(stmts):
     return out
 
 
-def _containers(stmts):
+def _containers(stmts, by_counters=True):
     """Variables that may be pytree containers, whose cotangents are built item by item: those
     a loop over a container walks (`for w, b in params`), those read field by field, and those
     whose items are read field by field (`w, b = params[i]`)."""
@@ -1870,7 +1882,8 @@ def _containers(stmts):
                if op.op in ("getitem", "identity", "seq_as")    # (seq_as: items = list(hidden))
                and isinstance(op.operands["a" if op.op == "getitem" else "x"], ir.Var)}
     out = {op.operands["a"].name for op in ops
-           if op.op == "getitem" and getattr(op, "container", False)}
+           if op.op == "getitem" and getattr(op, "container", False)
+           and (by_counters or not getattr(op, "walked", False))}
     for op in ops:
         if op.op in ("field", "attribute", "getattr") and \
                 isinstance(op.operands["tree"], ir.Var):
@@ -1879,8 +1892,8 @@ def _containers(stmts):
         elif op.op == "call" and getattr(op.callee, "__name__", "") == "item_of" \
                 and isinstance(op.operands.get("arg0"), ir.Var):    # a vmapped tuple's field
             out.add(op.operands["arg0"].name)
-    out |= {a for a in _indexed_by_counters(stmts)       # x[i] in range(x.shape[0]): an array
-            if not re.search(rf"\b{re.escape(a)}\.shape\b", _plain_text(stmts))}
+    if by_counters:
+        out |= _maybe_rows(stmts)
     out |= container_names(stmts)           # lists and dicts built in the function
     out |= _tested_as_containers(stmts)     # `isinstance(x, (tuple, list))`: x may be either
     grown = True
@@ -1948,20 +1961,28 @@ _RANGE = re.compile(r"(\w+) = range\(.*")
 _OF_RANGE = re.compile(r"(\w+) = list\((?:(\w+)|reversed\((\w+)\))\)")
 
 
-def _ranges(stmts):
+def _ranges(stmts, counting=False):
     """The names bound to a range(...), or to list(r) or list(reversed(r)) of one (a
-    derivative's `items = list(i_range)`): sequences of distinct ints."""
+    derivative's `items = list(i_range)`): sequences of distinct ints. counting: only a
+    range(n) of one argument, 0, 1, ..., n - 1 (rows distinct as negative ones are not)."""
     found = set()
     for s in ir.nested(stmts):
         if not isinstance(s, ir.Plain):
             continue
         m = _RANGE.fullmatch(s.code.strip())
-        if m:
+        if m and (not counting or _one_argument(s.code.strip())):
             found.add(m.group(1))
         m = _OF_RANGE.fullmatch(s.code.strip())
         if m and (m.group(2) or m.group(3)) in found:
             found.add(m.group(1))
     return found
+
+
+def _one_argument(code):
+    """Whether `r = range(...)` passes range one argument."""
+    call = parsed(code).body[0].value
+    return len(call.args) == 1 and not call.keywords and \
+        not isinstance(call.args[0], ast.Starred)
 
 
 class _RowAdds:
@@ -1977,10 +1998,20 @@ class _RowAdds:
             ...
             x_rows_bar.append(x_item_bar)
         x_bar = add_rows(x_bar, x_rows_bar, i_range[::-1], mode="clip")
+
+    The write form, `out = out.at[i].set(v)` over a range(n) (rows distinct): its reverse read
+    row i of out's cotangent and zeroed it, `out_bar = out_2_bar.at[i].set(0)`, a copy per row.
+    Where out's cotangent is read only there, the rows are zeroed after the loop at once:
+
+        for i in reversed(i_range):
+            ...
+            v_bar = out_bar.at[i].get(mode="fill", fill_value=0)
+        out_bar = zero_rows(out_bar, i_range)
     """
 
-    def __init__(self, loop, indent, outer):
+    def __init__(self, loop, indent, outer, counting):
         self.loop, self.indent, self.outer = loop, indent, outer
+        self.counting = counting    # (the loop's range is 0, 1, ..., n - 1: its rows distinct)
         self.notes = {}         # x_bar -> [(its scatter line, x, row cotangent, mode keyword)]
 
     def note(self, builder, var, idx, g, back):
@@ -2009,8 +2040,45 @@ class _RowAdds:
             lines.insert(head, Line(f"{rows} = []", lines[head].indent))
             head, end = head + 1, end + 1
             after.append(f"{b} = add_rows({b}, {rows}, {self.loop.iterable}[::-1]{back})")
+        if self.counting:
+            after += self.zeroed_after(builder, head)
         for code in after:
             builder.emit(code)
+
+    def zeroed_after(self, builder, head):
+        """Each `out_bar = out_2_bar.at[i].set(0)` (the reverse of out.at[i].set(v)) in the
+        loop's own body, where out_2_bar is the copy `out_2_bar = out_bar` read only at row i
+        and out_bar is read nowhere else in the loop: the copy and the zeroing dropped, the reads
+        made of out_bar, and the lines zeroing its rows after the loop returned."""
+        lines, i = builder.lines, self.loop.target
+        end = next((k for k in range(head + 1, len(lines)) if lines[k].indent <= lines[head].indent
+                    and lines[k].kind != "slot"), len(lines))
+        bars = set(builder.bars.values())
+        body = [ln for ln in lines[head + 1:end] if ln.kind != "slot"]
+        after = []
+        for ln in body:
+            m = re.fullmatch(rf"(\w+) = (\w+)\.at\[{i}\]\.set\(0\)", ln.code)
+            if not m or ln.indent != self.indent or m.group(1) not in bars \
+                    or m.group(2) not in bars:
+                continue
+            b, g = m.groups()
+            copy = [c for c in body if c.code == f"{g} = {b}" and c.indent == self.indent]
+            row = re.compile(rf"\b{g}\b(?!\.at\[{i}\]\.get\(|\[{i}\])")
+            if len(copy) != 1 or any(b in c.uses or b in c.defines for c in body
+                                     if c is not ln and c is not copy[0]) \
+                    or any(g in c.defines for c in body if c is not copy[0]) \
+                    or any(row.search(c.code) for c in body if g in c.uses and c is not ln
+                           and c is not copy[0]):
+                continue        # (out_bar read otherwise: the rows zeroed so far matter)
+            ln.kind = copy[0].kind = "slot"     # (dropped when the lines are assembled)
+            for k in range(head + 1, end):
+                if lines[k].kind != "slot" and g in lines[k].uses:
+                    fresh = Line(re.sub(rf"\b{g}\b", b, lines[k].code), lines[k].indent,
+                                 lines[k].kind, lines[k].origin)
+                    lines[k].code, lines[k].uses, lines[k].defines = \
+                        fresh.code, fresh.uses, fresh.defines
+            after.append(f"{b} = zero_rows({b}, {self.loop.iterable})")
+        return after
 
 
 def _refuse_read_after_loop(s, assigned, bars):
@@ -2050,6 +2118,16 @@ def _copy_of(st, var):
         if st.code.strip() == f"{target} = {var}":
             return target
     return None
+
+
+def _maybe_rows(stmts):
+    """Variables indexed by a loop's counter and never read as an array's shape (x[i] in
+    range(x.shape[0]): an array), and those a loop walks (`for row in x`): a list or an array,
+    known at run time only."""
+    walked = {op.operands["a"].name for op in _ops_in(stmts)
+              if op.op == "getitem" and getattr(op, "walked", False)}
+    return walked | {a for a in _indexed_by_counters(stmts)
+                     if not re.search(rf"\b{re.escape(a)}\.shape\b", _plain_text(stmts))}
 
 
 def _indexed_by_counters(stmts):

@@ -78,6 +78,11 @@ CASES = {
     # (a reverse loop's row cotangents added after it: 7 clamped to 2, 5 dropped)
     "add_rows": ("add_rows(t, [x, y * x, y], [2, 7, 0], mode='clip') "
                  "+ add_rows(t, [x, y], [0, 5])", {"t": r(3, 2), "x": r(2), "y": r(2)}),
+    # (a list's rows added one by one)
+    "add_rows_of_a_list": ("add_rows([t, x, y], [x, y * x, t], range(2, -1, -1))[1] * x",
+                           {"t": r(2), "x": r(2), "y": r(2)}),
+    # (the rows a reverse loop's `out.at[i].set(v)` wrote, zeroed after it)
+    "zero_rows": ("zero_rows(t * x, range(2)) + zero_rows(t, range(0))", {"t": r(3, 2), "x": r(2)}),
     "add_at_grad": ("add_at_grad(t, 1, x) + add_at_grad([t, x], 0, t)[0]",
                     {"t": r(3, 2), "x": r(1)}),
     "kind_of": ("kind_of(t)([t * x, x])", {"t": r(3), "x": r(3)}),

@@ -266,4 +266,5 @@ def test_index_loop_over_a_tuple_of_weights_gives_a_tuple():
         got = g(tuple(stacked), x)
         assert isinstance(got, tuple) and len(got) == 3
         np.testing.assert_allclose(np.stack([np.asarray(a) for a in got]), want, rtol=1e-5)
-    assert "ws_bar = add_at(ws_bar, i, " in secant.source(secant.grad(_tuple_of_layers))
+    src = secant.source(secant.grad(_tuple_of_layers))     # (add_rows: a tuple's items one
+    assert "ws_rows_bar.append(" in src and "add_rows(ws_bar, ws_rows_bar, " in src  # by one)

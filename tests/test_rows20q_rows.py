@@ -215,11 +215,9 @@ def test_loops_over_rows_enumerate_zip_and_a_list(x64):
         _close(got, 2 * (1 - np.tanh(v) ** 2), rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="an array read only by its rows (`for row in x`, "
-                   "`range(len(x))`, zip) may be a list: its reverse adds each row by "
-                   "add_at(x_bar, i, row_bar), still a copy per row; add_rows of a pytree broke "
-                   "the fourth order of a list parameter (rows20q), so those keep add_at")
 def test_a_loop_over_rows_of_a_parameter_adds_them_after_the_loop(x64):
+    """(`for row in x`: x a list or an array, as it turns out when it runs: add_rows adds a
+    list's items one by one; tests/test_rows20r_loops.py)"""
     assert "add_rows(" in secant.source(secant.grad(over_rows))
 
 

@@ -1732,6 +1732,8 @@ class Normaliser(ContainerMixin):
         def unpack(i):
             item = self._emit("getitem", {"a": iterable}, {"idx": i}, f"{iterable.name}_{i}")
             self.out[-1].container = True       # its cotangent is built item by item
+            if self.container_kind(iterable) is False:  # (a list's or an array's rows, as
+                self.out[-1].walked = True              # it turns out: ad/reverse.py)
             self.item_kind(iterable, item)
             if self._may_be_object(iterable) or self._holds_objects(iterable):
                 self.object_ops.append(self.out[-1])    # (for d in ds, a list of Duals)
