@@ -55,6 +55,7 @@ class BatchBuilder(Walker):
     def __init__(self, fn, names, batched_callee, axis_name, size):
         super().__init__(fn, names)
         self.batched_callee = batched_callee    # (callee, positions, out_axes) -> (name, flags)
+        self.leafwise_calls = set()     # (ids of calls read leaf by leaf: call_by_leaves)
         self.axis_name = axis_name
         self.size = size                        # name of the batch size in generated code
         self.batched = set()                    # variables carrying a batch axis (axis 0)
@@ -325,6 +326,12 @@ class BatchBuilder(Walker):
             if isinstance(s, ir.Op):
                 self.unbatched = (self.unbatched | set(s.targets)) - self.batched - \
                     set(self.partial)
+            elif isinstance(s, ir.Plain) and not s.stack and s.defines and \
+                    not Line(s.code, 0).uses & (self.batched | set(self.partial)):
+                # (a statement kept as written that reads nothing batched: what it defines is
+                # unbatched too, its shape queries whole; a helper's branch its caller's vmap
+                # batches in other arguments only)
+                self.unbatched = (self.unbatched | s.defines) - self.batched
 
     def stack(self, s):
         """A derivative's loop stack (ir.Plain.stack), written as is: a batched value pushed
@@ -749,6 +756,13 @@ class BatchBuilder(Walker):
         if items:
             return self.call_by_leaves(op, keys, positions, items)
         each = targets_batched(self.flags_of(op.callee, positions), len(op.targets))
+        if each is not None and hasattr(self.batched_callee, "leaves") and \
+                id(op) not in self.leafwise_calls and _mixed(
+                    self.batched_callee(op.callee, positions, "free", probe=True)[1]):
+            # a tuple output holding batched and unbatched leaves (a jvp's primal (c, ys, n)):
+            # as it comes, leaf by leaf, so a Python int it holds stays one (not broadcast)
+            self.leafwise_calls.add(id(op))     # (its callee's leaves unknown: as before)
+            return self.call_by_leaves(op, keys, positions, {})
         # (one name for outputs batched and not: all batched)
         name, _ = self.batched_callee(op.callee, positions, "free" if each is not None else 0)
         each = [True] * len(op.targets) if each is None else each
@@ -1445,6 +1459,12 @@ def _flags(b, value):
     if isinstance(value, ir.Seq):
         return tuple(b.is_batched(i) for i in value.items)
     return b.is_batched(value)
+
+
+def _mixed(leaves):
+    """Whether a callee's outputs' leaves' flags (batched_callee.leaves) hold an output batched
+    in some leaves only."""
+    return isinstance(leaves, tuple) and any(isinstance(f, tuple) for f in leaves)
 
 
 def _leaf_flags(flags):

@@ -8,7 +8,7 @@ import numpy as np
 from secant import tree_util
 from secant.backends import dtypes
 from secant.backends.core import ShapedArray, Tracer
-from secant.backends.errors import SecantTypeError, SecantValueError, where
+from secant.backends.errors import SecantError, SecantTypeError, SecantValueError, where
 from secant.backends.tracer import Trace, canonical_aval
 
 __all__ = ["ShapeDtypeStruct", "eval_shape", "named_call", "named_scope",
@@ -150,20 +150,64 @@ def linear_transpose(fun, *primals, reduce_axes=()):
                                   f"or complex], got an input of dtype {aval.dtype}{where()}")
     zeros = tree_util.tree_unflatten(tree, [np.zeros(a.shape, a.dtype) for a in avals])
     out, pullback = vjp(fun, *zeros)
-    rng = np.random.default_rng(0)
-    point = tree_util.tree_unflatten(tree, [rng.normal(size=a.shape).astype(a.dtype)
-                                            for a in avals])
-    probe = tree_util.tree_map(lambda y: rng.normal(size=np.shape(y)).astype(
-        np.result_type(y)), out)
-    for at_zero, at_point in zip(tree_util.tree_leaves(pullback(probe)),
-                                 tree_util.tree_leaves(vjp(fun, *point)[1](probe))):
-        at_zero, at_point = np.asarray(at_zero), np.asarray(at_point)
-        scale = max(float(np.max(np.abs(at_zero), initial=0.0)), 1.0)
-        if not np.allclose(at_zero, at_point, rtol=1e-4, atol=1e-4 * scale):
-            raise SecantValueError(f"linear_transpose: {getattr(fun, '__name__', 'fun')} is "
-                                   f"not linear (its derivative at zero and at another point "
-                                   f"differ){where()}")
+    name = getattr(fun, "__name__", "fun")
+    _check_linear(fun, name, tree, avals, out, pullback)
 
     def transposed(out_cotangent):
         return pullback(out_cotangent)
     return transposed
+
+
+def _check_linear(fun, name, tree, avals, out, pullback):
+    """fun is linear where its pullback of a random cotangent at zero and at a random point
+    agree (a constant term aside); under jit, where its pullback reads nothing of its input."""
+    from secant.transforms import vjp
+    rng = np.random.default_rng(0)
+    point = tree_util.tree_unflatten(tree, [rng.normal(size=a.shape).astype(a.dtype)
+                                            for a in avals])
+    probe = tree_util.tree_map(lambda y: rng.normal(size=np.shape(y)).astype(
+        _aval(y).dtype), out)
+    at_zeros = tree_util.tree_leaves(pullback(probe))
+    traced = [t for t in tree_util.tree_leaves(out) + at_zeros if isinstance(t, Tracer)]
+    if traced:          # (under jit: fun closes over traced values)
+        _check_linear_traced(traced[0]._trace, fun, name, tree, avals, out)
+        return
+    for at_zero, at_point in zip(at_zeros, tree_util.tree_leaves(vjp(fun, *point)[1](probe))):
+        at_zero, at_point = np.asarray(at_zero), np.asarray(at_point)
+        scale = max(float(np.max(np.abs(at_zero), initial=0.0)), 1.0)
+        if not np.allclose(at_zero, at_point, rtol=1e-4, atol=1e-4 * scale):
+            raise SecantValueError(f"linear_transpose: {name} is not linear (its derivative at "
+                                   f"zero and at another point differ){where()}")
+
+
+def _aval(y):
+    return y.aval if isinstance(y, Tracer) else canonical_aval(y)
+
+
+def _check_linear_traced(trace, fun, name, tree, avals, out):
+    """Under jit fun's values are not known (it closes over traced arrays): fun is linear where
+    its pullback, traced at an unknown point p and cotangent (the block arguments of a region
+    that is never written into the program), reads nothing of p: its derivative is then the
+    same everywhere. A pullback reading p, or failing on an unknown p (a Python `if` on it),
+    is refused: linearity cannot be decided without values."""
+    from secant.backends.emitter import _USE, prune
+    from secant.transforms import vjp
+    outs, out_tree = tree_util.tree_flatten(out)
+    out_avals = [_aval(y) for y in outs]
+    refused = SecantValueError(
+        f"linear_transpose under jit: {name}'s derivative reads its input (or cannot be traced "
+        f"at an unknown input), so whether it is linear cannot be decided without values; "
+        f"call linear_transpose outside jit, or pass the closed-over arrays as concrete values"
+        f"{where()}")
+    with trace.region(avals + out_avals) as (body, args):
+        point = tree_util.tree_unflatten(tree, args[:len(avals)])
+        probe = tree_util.tree_unflatten(out_tree, args[len(avals):])
+        try:
+            back = tree_util.tree_leaves(vjp(fun, *point)[1](probe))
+        except SecantError:
+            raise refused from None
+        names = [trace.lift(b).name for b in back]
+        kept = prune(body.lines + [f"return {', '.join(names)}"])
+    read = set(_USE.findall("\n".join(kept))) | set(names)
+    if read & {a.name for a in args[:len(avals)]}:
+        raise refused

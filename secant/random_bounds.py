@@ -19,6 +19,7 @@ import secant.numpy as snp
 import secant.random as _random
 from secant import lax
 from secant.backends import dtypes
+from secant.batching.helpers import random_batched
 from secant.numpy.composite import source_for
 
 __secant_by_source__ = True      # transforms read this module like user code
@@ -74,3 +75,32 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
     axis = _random._axis("choice", axis, snp.ndim(a))
     ind = _random.choice(key, snp.shape(a)[axis], shape, replace, p, 0, mode)
     return snp.take(a, ind, axis=axis)
+
+
+# vmap over a batch of keys alone writes random_batched(sampler, keys, ...) (batching/helpers.py);
+# grad of it, the array whose entries are drawn differentiated, reads these in its place, with
+# its arguments (transformer/normalize.py): the indices drawn for each key (integers, constants),
+# then the entries there, the batch axis in front
+def permutation_batched(sampler, key, x, axis=0, independent=False):
+    x = snp.asarray(x)
+    if snp.ndim(x) == 0:        # (refused as the sampler refuses it)
+        return _random.permutation(key, x, axis, independent)
+    axis = _random._axis("permutation", axis, snp.ndim(x))
+    if independent and snp.ndim(x) > 1:
+        positions = lax.broadcasted_iota(dtypes.default_int(), snp.shape(x), axis)
+        order = random_batched(_random.permutation, key, positions, axis=axis, independent=True)
+        return snp.take_along_axis(snp.broadcast_to(x, snp.shape(order)), order, axis + 1)
+    order = random_batched(_random.permutation, key, snp.shape(x)[axis])
+    return snp.moveaxis(snp.take(x, order, axis=axis), axis, 0)
+
+
+def choice_batched(sampler, key, a, shape=(), replace=True, p=None, axis=0, mode=None):
+    a = snp.asarray(a)
+    if snp.ndim(a) == 0:        # (refused as the sampler refuses it)
+        return _random.choice(key, a, shape, replace, p, axis, mode)
+    axis = _random._axis("choice", axis, snp.ndim(a))
+    ind = random_batched(_random.choice, key, snp.shape(a)[axis], shape, replace, p, 0, mode)
+    return snp.moveaxis(snp.take(a, ind, axis=axis), axis, 0)
+
+
+BATCHED = {"permutation": permutation_batched, "choice": choice_batched}

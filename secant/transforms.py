@@ -4884,13 +4884,16 @@ def _jacobian_source(jac, grad=None):
                     f"# again, after later calls changed it: one jvp per element of {x}",
                     f"{basis} = basis_like({x}, limit={FORWARD_FALLBACK_LIMIT})",
                     f"{out}, {columns} = {each}({args}, {tangents})",
-                    f"return from_columns({columns}, {x}) * grad_seed({out}[0])"]
+                    f"grad_seed({out}[0])  # (a real scalar output, or refused)",
+                    f"return from_columns({columns}, {x})"]
+            # (the seed checked, not multiplied in: the gradient of a dict input is a dict)
             if grad == "vjp":       # (its output and Jacobian, from the one run)
-                body[-1] = f"return {out}[0], from_columns({columns}, {x})"
+                body[-2:] = [f"return {out}[0], from_columns({columns}, {x})"]
             elif grad == "value_and_grad":
                 value = names.fresh("value")
-                body[-1:] = [f"{value} = {out}[0]", f"return {value}, from_columns({columns}, "
-                             f"{x}) * grad_seed({value})"]
+                body[-2:] = [f"{value} = {out}[0]",
+                             f"grad_seed({value})  # (a real scalar output, or refused)",
+                             f"return {value}, from_columns({columns}, {x})"]
         plain = jac.fun
         if any(p.default is not p.empty for p in params):     # (its jvp's tangents then come
             plain = load_generated(                             # by keyword: all positional)

@@ -157,3 +157,11 @@ def test_grad_of_jacrev(x64):
 
 # (function, chain innermost first) -> why it fails (strict: a pass must remove the entry)
 XFAIL = {}
+
+
+def test_jacfwd_of_jvp_of_hessian_of_matmul_tanh(x64):
+    """Failed when vmap began reading a callee's tuple outputs leaf by leaf (a ShapeError:
+    (6, 2, 3) reshaped to (6, 3)): columns_as's branch, kept as written under a vmap batching
+    other arguments, defined values no op marked unbatched, so the per-example shape queries
+    written of them stayed per example (batching/vectorize.py block: ir.Plain)."""
+    cases.check("matmul_tanh", ["jacfwd", "jvp", "hessian"])

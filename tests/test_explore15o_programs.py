@@ -22,12 +22,7 @@ from user_programs import SIXTH, api_surface, bad_inputs_sixth, checks
 
 PER_PROGRAM = 1
 
-_WHY = [      # (program, its failing transforms, why)
-    ("ft_linear_transpose", ("jit",), "jit traces linear_transpose itself, whose check that "
-     "the function is linear (its pullback at zero and at another point agree) needs values: "
-     "a clear TracerArrayConversionError; skipping the check would let a nonlinear function "
-     "through silently"),
-]
+_WHY = []      # (program, its failing transforms, why)
 # (program, transform) -> why it fails today; strict: a fix must remove its entry
 KNOWN_FAILURES = {(name, t): why for name, ts, why in _WHY for t in ts}
 KNOWN_BAD_INPUTS = {}
@@ -241,6 +236,36 @@ def test_linear_transpose_inside_a_transformed_program(x64):
     np.testing.assert_allclose(secant.grad(_transposed)(W, X), want, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(secant.vmap(_transposed, in_axes=(0, None))(
         np.stack([W, -W]), X), [ref(W), ref(-W)], rtol=1e-12)
+
+
+def _transposed_sine(w, x):
+    f_t = secant.linear_transpose(lambda v: x @ jnp.sin(v), jnp.zeros(3))
+    (back,) = f_t(jnp.tanh(x @ w))
+    return jnp.sum(back * w)
+
+
+def _transposed_affine(w, x):
+    f_t = secant.linear_transpose(lambda v: x @ v + x[:, 0], jnp.zeros(3))
+    (back,) = f_t(jnp.tanh(x @ w))
+    return jnp.sum(back * w)
+
+
+def test_linear_transpose_under_jit(x64):
+    """ft_linear_transpose under jit was a TracerArrayConversionError: the check that f is
+    linear compared its pullback at zero and at another point, values jit does not have (f
+    closes over the traced x). Under jit the check is now structural: f's pullback, traced at
+    an unknown input, reads nothing of it (api_extras.py _check_linear_traced); a nonlinear f
+    is refused clearly, never passed."""
+    def ref(w):
+        return np.sum((X.T @ np.tanh(X @ w)) * w)
+    np.testing.assert_allclose(secant.jit(_transposed)(W, X), ref(W), rtol=1e-12)
+    np.testing.assert_allclose(secant.jit(_transposed_affine)(W, X), ref(W), rtol=1e-12)
+    np.testing.assert_allclose(secant.jit(secant.grad(_transposed))(W, X), _fd(ref, W),
+                               rtol=1e-6, atol=1e-9)
+    for run in (_transposed_sine, secant.jit(_transposed_sine)):
+        with pytest.raises(secant.SecantError, match="linear") as info:
+            run(W, X)
+        assert __file__ in str(info.value)
 
 
 def test_vmap_takes_spmd_axis_name(x64):

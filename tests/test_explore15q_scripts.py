@@ -263,16 +263,45 @@ def test_grad_of_choice_indices_with_differentiated_probabilities():
     np.testing.assert_allclose(g, [0.0, 0.0, 6.6666665], rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=(
-    "grad of a vmap over keys of random.permutation(key, x), x differentiated: vmap writes "
-    "random_batched(permutation, key, x), which has no source for grad to read (refused "
-    "clearly; JAX gives [[0, 0], [0, 0], [2, 4]] for this program)"))
 def test_grad_of_vmapped_permutation_of_differentiated_rows():
+    """grad of a vmap over keys of random.permutation(key, x), x differentiated, was refused:
+    vmap writes random_batched(permutation, key, x), which had no source for grad to read; it
+    now reads secant/random_bounds.py permutation_batched (the indices drawn per key, then x's
+    rows there). JAX 0.10.2 gives [[0, 0], [0, 0], [2, 4]] for this program."""
     keys = secant.random.split(secant.random.PRNGKey(3), 2)
     x = np.arange(6.0, dtype=np.float32).reshape(3, 2)
     g = secant.grad(lambda x: jnp.sum(secant.vmap(lambda k: secant.random.permutation(k, x)[0])(
         keys) * np.array([1.0, 2.0], np.float32)))(x)
     np.testing.assert_allclose(g, [[0, 0], [0, 0], [2, 4]])
+
+
+_DRAWS = {
+    "permutation": lambda k, x: secant.random.permutation(k, x),
+    "permutation_axis1": lambda k, x: secant.random.permutation(k, x, axis=1),
+    "independent": lambda k, x: secant.random.permutation(k, x, axis=1, independent=True),
+    "choice": lambda k, x: secant.random.choice(k, x, (2,), replace=False),
+    "choice_axis1": lambda k, x: secant.random.choice(k, x, (5,), axis=1),
+}
+
+
+@pytest.mark.parametrize("draw", sorted(_DRAWS))
+def test_grad_of_vmapped_draws_of_entries_is_the_sum_over_keys(x64, draw):
+    """The same for choice and permutation's axis and independent forms: grad (and jit(grad))
+    of a weighted sum over a vmap over keys is the sum over the keys of each one's gradient
+    (grad of one key's draw: JAX's, test_grad_through_choice_of_probabilities & co.)."""
+    s = _DRAWS[draw]
+    keys = secant.random.split(secant.random.PRNGKey(7), 3)
+    x = np.arange(12.0).reshape(3, 4) / 7
+    wts = np.linspace(0.5, 1.5, 3)
+
+    def loss(x):
+        ys = secant.vmap(lambda k: s(k, x))(keys)
+        return jnp.sum(jnp.sin(ys) * wts.reshape((3,) + (1,) * (ys.ndim - 1)))
+    want = sum(np.asarray(secant.grad(lambda x, k=k, w=w: jnp.sum(jnp.sin(s(k, x)) * w))(x))
+               for k, w in zip(keys, wts))
+    assert np.abs(want).sum() > 1.0
+    np.testing.assert_allclose(secant.grad(loss)(x), want, rtol=1e-12)
+    np.testing.assert_allclose(secant.jit(secant.grad(loss))(x), want, rtol=1e-12)
 
 
 def test_grad_through_count_draws_is_zero():

@@ -157,18 +157,6 @@ def uses_scan_pair(x):
     return c * snp.sum(ys) / n + snp.sum(x[: n - 1])
 
 
-def _gap(reason):
-    return pytest.mark.xfail(strict=True, raises=secant.SecantError, reason=reason)
-
-
-_BROADCAST = ("vmap of the helper's jvp batches the primal tuple (c, ys, n) whole, its scan "
-              "mixing primal and tangent: n is broadcast to the batch (its leaf flag says "
-              "unbatched, batching/vectorize.py), x[:n - 1] refused. (gaps15q tried reading "
-              "such a call's outputs leaf by leaf, call_by_leaves: it broke derivatives of "
-              "secant's own helpers returning mixed tuples (align_jvp, unbroadcast_vmap_jvp: the "
-              "composition sweep's matmul_tanh hessian/jvp/hessian), so it was taken back)")
-
-
 @pytest.mark.parametrize("f, how", [
     # (gaps15q: the helper's `if` returning (v, 2) or (v, 3): each output's activity is that of
     # its item in either branch's tuple (transformer/dataflow.py items_active); jit keeps the
@@ -182,8 +170,10 @@ _BROADCAST = ("vmap of the helper's jvp batches the primal tuple (c, ys, n) whol
     (uses_loop_pair, "hessian"),
     (uses_scan_pair, "grad"),
     (uses_scan_pair, "jvp"),
-    pytest.param(uses_scan_pair, "hessian", marks=_gap(_BROADCAST)),
-    pytest.param(uses_scan_pair, "jacfwd_grad", marks=_gap(_BROADCAST)),
+    # (vmap of the helper's jvp reads its outputs leaf by leaf, so n stays a Python int:
+    # batching/vectorize.py call -> call_by_leaves)
+    (uses_scan_pair, "hessian"),
+    (uses_scan_pair, "jacfwd_grad"),
     (uses_scan_pair, "vmap_grad"),
     (uses_scan_pair, "jit_grad"),
 ], ids=lambda v: getattr(v, "__name__", v))

@@ -114,15 +114,18 @@ def test_a_pytree_input_counts_all_its_leaves(x64, monkeypatch):
     assert calls == 0
 
 
-@pytest.mark.xfail(strict=True, reason="grad by forward mode of a dict input: the generated "
-                   "`from_columns(columns, p) * grad_seed(out[0])` multiplies a dict by a "
-                   "scalar (SecantTypeError 'dtype object is not supported'); before this "
-                   "limit too")
-def test_grad_by_forward_mode_of_a_dict_input(x64):
+@pytest.mark.parametrize("run", ["grad", "value_and_grad", "jit_grad"])
+def test_grad_by_forward_mode_of_a_dict_input(x64, run):
+    """Was an internal error: the generated `from_columns(columns, p) * grad_seed(out[0])`
+    multiplied a dict by a scalar ('dtype object is not supported'); the seed is now checked,
+    not multiplied in. pair_loop is 44 * S(a) * S(b), S the sum of sines (calls 1..6)."""
     ok = {"a": np.linspace(0.1, 0.5, 4), "b": np.linspace(0.2, 0.9, 4)}
     _reset()
-    got = secant.grad(pair_loop)(ok)
+    got = RUNS[run](pair_loop, ok)
     assert calls == 6 and set(got) == {"a", "b"}
+    sa, sb = np.sum(np.sin(ok["a"])), np.sum(np.sin(ok["b"]))
+    np.testing.assert_allclose(np.asarray(got["a"]), 44 * np.cos(ok["a"]) * sb, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(got["b"]), 44 * sa * np.cos(ok["b"]), rtol=1e-12)
 
 
 def test_an_explicit_jacfwd_has_no_limit(x64, monkeypatch):

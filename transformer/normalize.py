@@ -3289,6 +3289,10 @@ class Normaliser(ContainerMixin):
             if any(_has_var(self.operand(a)) for a in args):
                 if source_of(obj) is not None:      # uniform's bounds: secant/random_bounds.py
                     return self.user_call(node, source_of(obj))
+                if obj.__name__ == "random_batched" and name in _DRAWS_OF_ENTRIES and not any(
+                        k.arg == "batched" for k in node.keywords):     # (keys alone batched)
+                    from secant.random_bounds import BATCHED
+                    return self.user_call(node, BATCHED[name])
                 raise self.src.error(node, f"{gast.unparse(func).strip()} has no derivative in "
                                      "secant: random numbers are constants for grad; compute "
                                      "its arguments from non-differentiated values")
