@@ -84,7 +84,14 @@ LOSSES = {
 }
 
 # script -> why its loss's gradient source does not read as code yet (strict xfails)
-KNOWN_LAYOUT = {}
+KNOWN_LAYOUT = {
+    "l_09_linen_init_apply": "the loss builds a Scope object holding the differentiated params "
+    "(flax's variable scope), which no source transform follows: its grad is made per call from "
+    "a trace, and secant.source shows a one-line stub saying so, not a reverse pass",
+    "l_33_haiku_pure_equivalent": "linear() writes module names into a counts dict it reads "
+    "back (Python state it changes): its grad is traced per call, and secant.source shows a "
+    "one-line stub saying so, not a reverse pass",
+}
 
 
 @pytest.mark.parametrize("name", _params([n for n in scripts.LIBRARIES if LOSSES.get(n)],
@@ -100,19 +107,19 @@ def test_every_loss_named_exists():
 
 
 # --- regression tests of what the battery found -------------------------------------------------
-import dataclasses  # noqa: E402
+import dataclasses
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import secant.numpy as jnp  # noqa: E402
-from secant import tree_util  # noqa: E402
+import secant.numpy as jnp
+from secant import tree_util
 
 
 @tree_util.register_dataclass
 @dataclasses.dataclass
 class _Scaled:
     w: object
-    power: int = dataclasses.field(default=2, metadata=dict(static=True))
+    power: int = dataclasses.field(default=2, metadata={"static": True})
 
     def __call__(self, x):
         levels = 2 ** (self.power - 1) - 1      # (an int of the aux data, read by float())
@@ -121,7 +128,7 @@ class _Scaled:
 
 def test_register_dataclass_reads_static_field_metadata():
     """l_01/l_36: `jax.tree_util.register_dataclass(cls)` alone (JAX >= 0.4.36) takes a field
-    marked `dataclasses.field(metadata=dict(static=True))` as aux data; secant made it a leaf
+    marked `dataclasses.field(metadata={"static": True})` as aux data; secant made it a leaf
     (jit then refused the str/int field as an argument, tree_map mapped over it). And
     `levels = 2 ** (self.power - 1) - 1; float(levels)` of the differentiated object's static
     field was refused ('float() of a differentiated value'). Closed form: d/dw of

@@ -1,5 +1,5 @@
 """Equinox-style: a dataclass registered with jax.tree_util.register_dataclass alone, its static
-fields marked by `dataclasses.field(metadata=dict(static=True))`; a classmethod constructor
+fields marked by `dataclasses.field(metadata={"static": True})`; a classmethod constructor
 taking a PRNG key; an MLP module holding a list of Linear sub-modules; SGD by tree_map."""
 import dataclasses
 
@@ -8,7 +8,7 @@ import jax.numpy as jnp
 
 
 def static_field(**kwargs):
-    return dataclasses.field(metadata=dict(static=True), **kwargs)
+    return dataclasses.field(metadata={"static": True}, **kwargs)
 
 
 @jax.tree_util.register_dataclass

@@ -75,6 +75,6 @@ def main():
     for _ in range(12):
         net = update(net, x, y)
         losses.append(loss(net, x, y))
-    leaves, treedef = jax.tree_util.tree_flatten(net)
+    _, treedef = jax.tree_util.tree_flatten(net)
     return {"losses": jnp.stack(losses), "hidden_w": net.hidden.w, "scale": net.hidden.scale,
             "n_leaves": treedef.num_leaves, "is_scaled": isinstance(net.hidden, Dense)}

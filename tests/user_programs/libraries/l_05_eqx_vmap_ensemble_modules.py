@@ -34,7 +34,7 @@ def ensemble_loss(ensemble, x, y):
 
 @jax.jit
 def step(ensemble, x, y):
-    (total, losses), g = jax.value_and_grad(ensemble_loss, has_aux=True)(ensemble, x, y)
+    (_, losses), g = jax.value_and_grad(ensemble_loss, has_aux=True)(ensemble, x, y)
     return jax.tree_util.tree_map(lambda p, d: p - 0.1 * d, ensemble, g), losses
 
 

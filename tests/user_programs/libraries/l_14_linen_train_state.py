@@ -3,7 +3,8 @@ are static (pytree_node=False metadata, register_dataclass), `create` classmetho
 `apply_gradients(grads=...)` method returning `self.replace(...)`; the optimizer an optax-like
 (init, update) pair with momentum."""
 import dataclasses
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -34,8 +35,8 @@ class TrainState:
     step: jax.Array
     params: Any
     opt_state: Any
-    apply_fn: Callable = field(pytree_node=False)
-    tx: GradientTransformation = field(pytree_node=False)
+    apply_fn: Callable = field(pytree_node=False)  # noqa: RUF009
+    tx: GradientTransformation = field(pytree_node=False)  # noqa: RUF009
 
     def replace(self, **updates):
         return dataclasses.replace(self, **updates)

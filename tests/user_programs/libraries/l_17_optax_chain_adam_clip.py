@@ -1,7 +1,8 @@
 """optax by hand: GradientTransformation NamedTuples of (init, update); chain() of
 clip_by_global_norm, scale_by_adam (state a NamedTuple of count, mu, nu) and scale(-lr);
 apply_updates with tree_map; the optimizer state nested tuples of NamedTuples under jit."""
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp

@@ -1,7 +1,8 @@
 """optax schedules as closures (linear warmup then cosine decay, built with jnp.where and
 a piecewise `join_schedules`), `scale_by_schedule` keeping its step count in a NamedTuple
 state, and a `lax.cond` on the step count (a transformation active only every k steps)."""
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp

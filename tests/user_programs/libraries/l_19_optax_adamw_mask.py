@@ -1,7 +1,8 @@
 """optax.adamw by hand: add_decayed_weights with a mask pytree (decay the kernels, not the
 biases or the layer-norm scales), the mask computed from the params by tree_map_with_path
 (names ending in "bias" or "scale" excluded), masked updates with tree_map over the mask."""
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -39,7 +40,7 @@ def add_decayed_weights(weight_decay, mask):
 def decay_mask(params):
     def keep(path, _):
         last = path[-1].key
-        return not (last.endswith("bias") or last.endswith("scale"))
+        return not last.endswith(("bias", "scale"))
     return jax.tree_util.tree_map_with_path(keep, params)
 
 

@@ -1,7 +1,8 @@
 """optax.multi_transform by hand: a labels pytree ("adam" for the body, "sgd" for the head,
 "freeze" for an embedding table) chooses each leaf's optimizer; states kept per label in a
 dict; updates merged back by tree_map over the labels; set_to_zero for frozen leaves."""
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp

@@ -1,7 +1,8 @@
 """optax.MultiSteps by hand: gradients accumulated over k mini-steps in the optimizer state
 (a NamedTuple with mini_step, acc_grads and the inner state), the inner update applied on
 every k-th call through lax.cond whose branches return the same pytree structure."""
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp

@@ -1,7 +1,8 @@
 """optax.inject_hyperparams by hand: the learning rate lives in the optimizer state (a dict
 of hyperparameters) so that it can be changed between jitted steps without retracing; a
 reduce-on-plateau rule in Python reads the loss as a float and halves it."""
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp

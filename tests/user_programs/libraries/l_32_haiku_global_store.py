@@ -2,7 +2,8 @@
 (`get_parameter(name, shape, init)` creates them during `init`, reads them during `apply`);
 `transform(f)` returns a (init, apply) pair of pure functions; apply is jitted and
 differentiated. Module names come from a per-frame counter, as haiku's do."""
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp

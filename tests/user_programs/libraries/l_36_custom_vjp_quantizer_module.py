@@ -43,7 +43,7 @@ def _soft_clip_jvp(primals, tangents):
 class QuantDense:
     w: jax.Array
     scale: jax.Array
-    bits: int = dataclasses.field(default=4, metadata=dict(static=True))
+    bits: int = dataclasses.field(default=4, metadata={"static": True})
 
     def __call__(self, x):
         levels = 2 ** (self.bits - 1) - 1

@@ -2,7 +2,8 @@
 a diagonal Normal distribution class for the posterior, a Bernoulli likelihood, the
 reparameterised ELBO vmapped over the batch with per-example keys, and an optax-like Adam
 (init, update) pair; one jitted step."""
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp

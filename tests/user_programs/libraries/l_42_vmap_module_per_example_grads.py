@@ -13,7 +13,7 @@ import jax.numpy as jnp
 class Linear:
     w: jax.Array
     b: jax.Array
-    name: str = dataclasses.field(default="lin", metadata=dict(static=True))
+    name: str = dataclasses.field(default="lin", metadata={"static": True})
 
     def __call__(self, x):
         return jnp.tanh(x @ self.w + self.b)
