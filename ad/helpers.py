@@ -965,9 +965,12 @@ structural(is_user_sequence)
 def static_attribute(tree, name):
     """`tree.name` where Python needs its concrete value (range(self.n), int(self.n) of a
     differentiated or batched object): a number in the tree's aux data, the same for every
-    perturbation and example; one of its leaves is refused, as JAX refuses a tracer there."""
+    perturbation and example; one of its leaves is refused, as JAX refuses a tracer there. A
+    Python int leaf is concrete (the transforms give a differentiated or batched argument's
+    leaves as arrays, so it is an object built inside the function from constants: equinox's
+    `combine(params, static)`), and read as it is, as JAX does."""
     value = getattr(tree, name)
-    if _numeric(value) and not aux_attribute(tree, name):
+    if _numeric(value) and type(value) is not int and not aux_attribute(tree, name):
         raise TracerIntegerConversionError(
             f"{type(tree).__name__}.{name} is one of the pytree's leaves (differentiated or "
             f"batched): Python needs its concrete value; keep it in the aux data "

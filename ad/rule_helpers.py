@@ -627,6 +627,32 @@ def cast_like(new, old):
     return tree_util.tree_map(lambda n, o: snp.asarray(n).astype(snp.result_type(o)), new, old)
 
 
+def _scan(step, init, xs, reverse=False):
+    """lax.scan(step, init, xs) of a reverse pass whose carry may hold static leaves (the
+    cotangent of a function or string field of an object the loop closes over is that leaf
+    itself, is_static_leaf: equinox's `act=jnp.tanh` kept among a module's children): they are
+    held outside the loop, which carries arrays only, and put back for each step and after."""
+    leaves, treedef = tree_util.tree_flatten(init)
+    held = {i: leaf for i, leaf in enumerate(leaves)
+            if is_static_leaf(leaf) and not isinstance(leaf, types.MethodType)}
+    if not held:
+        return lax.scan(step, init, xs, reverse=reverse)
+
+    def arrays(tree):
+        return [leaf for i, leaf in enumerate(tree_util.tree_leaves(tree)) if i not in held]
+
+    def whole(carried):
+        rest = iter(carried)
+        return treedef.unflatten([held[i] if i in held else next(rest)
+                                  for i in range(len(leaves))])
+
+    def inner(carry, x):
+        new, y = step(whole(carry), x)
+        return arrays(new), y
+    carry, ys = lax.scan(inner, arrays(init), xs, reverse=reverse)
+    return whole(carry), ys
+
+
 def _steps(lower, upper):
     from secant.backends.core import Tracer
     if isinstance(lower, Tracer) or isinstance(upper, Tracer):
@@ -678,7 +704,7 @@ def fori_loop_vjp(lower, upper, body_vjp, carry_bar, carries, closed=(), consts=
         carry_bar, closed_bars = carry_bar, _zero_bars(closed, batch_size, closed_batched)
     else:
         zeros = _zero_bars(closed, batch_size, closed_batched)
-        (carry_bar, closed_bars, _), _ = lax.scan(
+        (carry_bar, closed_bars, _), _ = _scan(
             step, (carry_bar, zeros, _like_rows(out, carries)), (steps, carries), reverse=True)
     return (carry_bar,) + tuple(closed_bars) if closed else carry_bar
 
@@ -746,8 +772,8 @@ def while_loop_vjp(body_fun, body_vjp, carry_bar, init_val, saved, closed=(), co
         for carry in reversed(saved):
             bars = back(carry, bars)
     elif isinstance(saved, tuple):       # (the stacked carries)
-        bars, _ = lax.scan(lambda bars, carry: (back(carry, bars), None), bars, saved[0],
-                           reverse=True)
+        bars, _ = _scan(lambda bars, carry: (back(carry, bars), None), bars, saved[0],
+                        reverse=True)
     else:
         def step(j, bars):
             carry = lax.fori_loop(0, saved - 1 - j, lambda i, c: body_fun(c), init_val)
@@ -786,7 +812,7 @@ def scan_vjp(f_vjp, out_bar, carries, xs=None, closed=(), consts=(), reverse=Fal
         closed_bars = _add_trees(closed_bars, tuple(grads[1 + int(wrt_xs):]))
         return (cast_like(grads[0], carry_bar), closed_bars, carry), x_bar
 
-    (carry_bar, closed_bars, _), xs_bar = lax.scan(
+    (carry_bar, closed_bars, _), xs_bar = _scan(
         step, (carry_bar, _zero_bars(closed, batch_size, closed_batched),
                _like_rows(final, carries)), (carries, xs, ys_bar, ys), reverse=not reverse)
     outs = (carry_bar,) + ((xs_bar,) if wrt_xs else ()) + tuple(closed_bars)
@@ -851,8 +877,8 @@ def map_vjp(f_vjp, ys_bar, xs, closed=(), consts=(), wrt_xs=True, batch_size=Non
         x_bar = grads[0] if wrt_xs else None
         return _add_trees(closed_bars, tuple(grads[int(wrt_xs):])), x_bar
 
-    closed_bars, xs_bar = lax.scan(step, _zero_bars(closed, batch_size, closed_batched),
-                                   (xs, ys_bar))
+    closed_bars, xs_bar = _scan(step, _zero_bars(closed, batch_size, closed_batched),
+                                (xs, ys_bar))
     outs = ((xs_bar,) if wrt_xs else ()) + tuple(closed_bars)
     return outs if len(outs) > 1 else outs[0]
 

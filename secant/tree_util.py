@@ -82,12 +82,18 @@ def register_pytree_node_class(cls):
     return cls
 
 
-def register_dataclass(cls, data_fields=None, meta_fields=None):
+def register_dataclass(cls, data_fields=None, meta_fields=None, drop_fields=()):
+    """As JAX's: without data_fields, a dataclass's fields are its data but those marked
+    `dataclasses.field(metadata=dict(static=True))` (or named in meta_fields), which are aux
+    data (static under jit), less drop_fields."""
     if data_fields is None:
         if not dataclasses.is_dataclass(cls):
             raise SecantTypeError(f"{cls.__name__} is not a dataclass; give data_fields and meta_fields")
-        meta_fields = tuple(meta_fields or ())
-        data_fields = tuple(f.name for f in dataclasses.fields(cls) if f.name not in meta_fields)
+        fields = [f for f in dataclasses.fields(cls) if f.name not in drop_fields]
+        if meta_fields is None:
+            meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+        meta_fields = tuple(meta_fields)
+        data_fields = tuple(f.name for f in fields if f.name not in meta_fields)
     data, meta = tuple(data_fields), tuple(meta_fields or ())
     if _read_plain_before(
             cls, lambda x: ([getattr(x, k) for k in data], tuple(getattr(x, k) for k in meta)),

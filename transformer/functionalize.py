@@ -1171,9 +1171,16 @@ def staged_method(bound):
     return bound
 
 
+# standard-library modules whose functions work on strings and Python objects, never on the
+# arrays jit stages: run as they are (re.search(r"bias", keystr(path)) in a jitted update
+# functionalised re's parser, a 5 CPU s desugaring of its loop exits on the first trace)
+_OPAQUE_MODULES = ("secant", "numpy", "re", "sre_compile", "sre_parse", "string", "textwrap",
+                   "enum", "typing", "json", "logging")
+
+
 def _is_user_function(obj):
     return isinstance(obj, types.FunctionType) and obj is not dataclasses.replace and \
-        (obj.__module__ or "").split(".")[0] not in ("secant", "numpy")   # (replace: the
+        (obj.__module__ or "").split(".")[0] not in _OPAQUE_MODULES   # (replace: the
                                                             # normaliser's replace_call reads it)
 
 

@@ -3909,6 +3909,9 @@ class Normaliser(ContainerMixin):
             return a
         if isinstance(a, gast.Call):
             return self._static_getter(a)
+        if isinstance(a, gast.Name):
+            value = self._single_static_def(a.id)
+            return None if value is None else self._aux_read(value, items)
         if isinstance(a, gast.BinOp):
             left, right = self._aux_read(a.left, items), self._aux_read(a.right, items)
             return None if left is None or right is None else \
@@ -3934,6 +3937,28 @@ class Normaliser(ContainerMixin):
         for n in walk(call):
             gast.copy_location(n, a)
         return call
+
+    def _single_static_def(self, name):
+        """A copy of the expression a local `name` is assigned, where that one plain assignment
+        is its only binding and the names it reads are parameters never rebound or names of no
+        local (`levels = 2 ** (self.bits - 1) - 1` read by float(levels)): recomputed where
+        Python needs the number, it gives the same value. None for any other local."""
+        defs, bound = [], set()
+        for n in walk(self.node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                bound.add(n.id)
+                if n.id == name:
+                    defs.append(n)
+            elif isinstance(n, (gast.FunctionDef, gast.ClassDef)) and n is not self.node:
+                bound.add(n.name)
+        if len(defs) != 1:
+            return None
+        stmt = next((n for n in walk(self.node) if isinstance(n, gast.Assign)
+                     and len(n.targets) == 1 and n.targets[0] is defs[0]), None)
+        if stmt is None or any(isinstance(n, gast.Name) and n.id in bound
+                               for n in walk(stmt.value)):
+            return None
+        return copy.deepcopy(stmt.value)
 
     def _static_getter(self, call):
         """The expression `call` returns, for a call `g(p)` of a function (a property's getter:

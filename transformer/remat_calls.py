@@ -1,5 +1,8 @@
 """`checkpoint(h)` of a nested def, a desugaring step (desugar.py):
 
+- `jax.checkpoint(blk)(x)` / `jax.checkpoint(blk.__call__)(x)` called in place, blk a local
+  or parameter (a module object, a loop's block) -> `blk(x)`: as below, no value changes;
+
 - `jax.checkpoint(cell)` / `remat(cell)` of a nested def or `cell = lambda ...` (the keywords
   prevent_cse and policy at most) -> `cell`: rematerialisation changes what a derivative keeps
   for its reverse pass, never a value, and the nested def is then lifted as when passed directly
@@ -28,18 +31,21 @@ def rewrite(d, body):
     """`body` (a function's statements) with checkpoint(h) of its nested defs read as h; d: the
     desugarer."""
     census = d.census()
-    if census is not None and census.defs <= 1 and not census.has(gast.Lambda):
-        return body         # (no nested def nor lambda in the function)
-    defs = set()
+    if census is not None and census.defs <= 1 and not census.has(gast.Lambda) \
+            and not census.called_in_place:
+        return body         # (no nested def nor lambda in the function, no f(...)(x))
+    defs, local = set(), set(d.params)
     for n in walk(d.node):
         if isinstance(n, gast.FunctionDef) and n is not d.node:
             defs.add(n.name)
         elif isinstance(n, gast.Assign) and len(n.targets) == 1 and \
                 isinstance(n.targets[0], gast.Name) and isinstance(n.value, gast.Lambda):
             defs.add(n.targets[0].id)
-    if not defs:
+        elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            local.add(n.id)
+    if not defs and not _called_of_local(d, local):
         return body
-    stripped = _Strip(d, defs)
+    stripped = _Strip(d, defs, local)
     for n in walk(gast.Module(body=body, type_ignores=[])):
         if isinstance(n, gast.FunctionDef) and n.decorator_list:
             kept = [dec for dec in n.decorator_list if not stripped.is_decorator(dec)]
@@ -57,12 +63,42 @@ def rewrite(d, body):
     return body
 
 
+def _called_of_local(d, local):
+    """Whether the function calls `checkpoint(obj)(x)` or `checkpoint(obj.__call__)(x)` in
+    place, obj a local (a module of a loop over blocks, a parameter)."""
+    return any(isinstance(n, gast.Call) and _local_checkpointed(n, local)
+               and _Strip(d, set(), local)._is_checkpoint(n.func.func) for n in walk(d.node))
+
+
+def _local_checkpointed(node, local):
+    """The object of `checkpoint(obj)(...)` / `checkpoint(obj.__call__)(...)` (the keywords
+    prevent_cse, policy and static_argnums at most), obj rooted in a local, else None."""
+    inner = node.func
+    if not (isinstance(inner, gast.Call) and len(inner.args) == 1
+            and all(k.arg in _KEYWORDS | {"static_argnums"} for k in inner.keywords)):
+        return None
+    obj = inner.args[0]
+    if isinstance(obj, gast.Attribute) and obj.attr == "__call__":
+        obj = obj.value
+    root = obj
+    while isinstance(root, gast.Attribute):
+        root = root.value
+    return obj if isinstance(root, gast.Name) and root.id in local else None
+
+
 class _Strip(gast.NodeTransformer):
-    def __init__(self, d, defs):
-        self.d, self.defs, self.changed = d, defs, False
+    def __init__(self, d, defs, local=()):
+        self.d, self.defs, self.local, self.changed = d, defs, set(local), False
 
     def visit_Call(self, node):
         self.generic_visit(node)
+        obj = _local_checkpointed(node, self.local)
+        if obj is not None and self._is_checkpoint(node.func.func):
+            # checkpoint(blk)(x), checkpoint(blk.__call__)(x) of a local object (a module):
+            # blk(x), as for a nested def below
+            self.changed = True
+            return gast.copy_location(gast.Call(func=obj, args=node.args,
+                                                keywords=node.keywords), node)
         if len(node.args) == 1 and isinstance(node.args[0], gast.Name) and \
                 node.args[0].id in self.defs and \
                 all(k.arg in _KEYWORDS for k in node.keywords) and self._is_checkpoint(node.func):

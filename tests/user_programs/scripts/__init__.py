@@ -20,7 +20,19 @@ import sys
 import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
-SCRIPTS = sorted(p.stem for p in HERE.glob("s_*.py"))
+# each battery's folder and the prefix of its modules' names: this eighth one, and the ninth
+# (explore15r: code shaped like the libraries built on JAX, written by hand -- modules as
+# pytrees, init/apply pairs, optimizers as (init, update) pairs, distributions and bijectors)
+BATTERIES = {"scripts": (HERE, "s_"), "libraries": (HERE.parent / "libraries", "l_")}
+
+
+def names(battery="scripts"):
+    folder, prefix = BATTERIES[battery]
+    return sorted(p.stem for p in folder.glob(prefix + "*.py"))
+
+
+SCRIPTS = names()
+LIBRARIES = names("libraries")
 
 # secant's public modules a script may import as jax's (imported first, so that each maps)
 _PUBLIC = ("numpy", "random", "lax", "tree_util", "tree", "nn", "nn.initializers", "scipy",
@@ -54,7 +66,8 @@ def load(name, backend):
     modname = f"user_scripts_{backend}.{name}"
     if modname in sys.modules:
         return sys.modules[modname]
-    spec = importlib.util.spec_from_file_location(modname, HERE / f"{name}.py")
+    folder = next(f for f, prefix in BATTERIES.values() if name.startswith(prefix))
+    spec = importlib.util.spec_from_file_location(modname, folder / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[modname] = module
     try:
