@@ -18,6 +18,8 @@ import secant
 import secant.numpy as snp
 from secant import lax
 
+from user_programs.checks import turns
+
 RNG = np.random.default_rng(1515)
 
 
@@ -142,6 +144,9 @@ def python_while_growing_list(x):
 PROGRAMS = [python_while_counter, lax_while_tuple, lax_while_nested, lax_while_batched_test,
             lax_while_leaf_turns_batched, lax_while_test_turns_batched, lax_while_named,
             fori_mixed, scan_mixed, python_while_growing_list]
+# vmap(grad) or vmap(hessian) of each program in turn (both of each under
+# HYPOTHESIS_PROFILE=thorough); vmap, jit(vmap) and vmap(vmap) of every program
+SECOND = turns(PROGRAMS, ["grad", "hessian"])
 
 
 def _fd_grad(f, x, h=1e-6):
@@ -173,7 +178,7 @@ def test_vmap_and_jit_of_vmap_match_a_python_loop(x64, f):
                                [[float(f(x)) for x in row] for row in grid], rtol=1e-12)
 
 
-@pytest.mark.parametrize("f", PROGRAMS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", SECOND["grad"], ids=lambda f: f.__name__)
 def test_vmap_of_grad_matches_central_differences(x64, f):
     xs = RNG.normal(size=(3, 3)) * 0.7
     want = np.stack([_fd_grad(f, x) for x in xs])
@@ -182,7 +187,7 @@ def test_vmap_of_grad_matches_central_differences(x64, f):
     np.testing.assert_allclose(np.asarray(secant.jit(g)(xs)), want, rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("f", PROGRAMS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", SECOND["hessian"], ids=lambda f: f.__name__)
 def test_vmap_of_hessian_matches_central_differences(x64, f):
     xs = RNG.normal(size=(2, 3)) * 0.7
     g = secant.grad(f)

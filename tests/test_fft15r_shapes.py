@@ -13,6 +13,8 @@ import pytest
 import secant
 import secant.numpy as snp
 
+from user_programs.checks import rotated
+
 RNG = np.random.default_rng(1515)
 N, B, OUTER = 3, 4, 2
 
@@ -187,8 +189,10 @@ def test_vmap_of_grad(x64, f):
                                rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("f", PROGRAMS, ids=lambda f: f.__name__)
-@pytest.mark.parametrize("second", ["jacfwd_grad", "hessian"])
+# (each program under jacfwd(grad) or hessian in turn, both under HYPOTHESIS_PROFILE=thorough)
+@pytest.mark.parametrize("f, second", [
+    pytest.param(f, second, id=f"{second}-{f.__name__}")
+    for f, second in rotated(PROGRAMS, ["jacfwd_grad", "hessian"])])
 def test_second_order(x64, f, second):
     x = X[1, 2]
     h = (secant.jacfwd(secant.grad(f)) if second == "jacfwd_grad" else secant.hessian(f))(x, W)
@@ -199,8 +203,10 @@ def test_second_order(x64, f, second):
 WB = {k: RNG.normal(size=(B,) + v.shape) for k, v in W.items()}
 
 
-@pytest.mark.parametrize("in_axes", [(None, 0), (0, 0)], ids=["weights", "both"])
-@pytest.mark.parametrize("f", PROGRAMS, ids=lambda f: f.__name__)
+# (each program with the weights batched, or both arguments, in turn; both under thorough)
+@pytest.mark.parametrize("f, in_axes", [
+    pytest.param(f, in_axes, id=f"{f.__name__}-{'weights' if in_axes[0] is None else 'both'}")
+    for f, in_axes in rotated(PROGRAMS, [(None, 0), (0, 0)])])
 def test_vmap_of_batched_weights(x64, f, in_axes):
     xs = X[0] if in_axes[0] == 0 else X[0, 0]
     want = np.stack([f(xs[i] if in_axes[0] == 0 else xs, {k: v[i] for k, v in WB.items()})

@@ -11,6 +11,7 @@ import pytest
 import secant
 import secant.numpy as snp
 from test_left15a_idioms import TRANSFORMS, X, _check
+from user_programs.checks import rotated
 
 
 # --- an object with __jax_array__ passed to secant.numpy (JAX calls the method) ----------------
@@ -95,8 +96,9 @@ FUNCTIONS = [defaultdict_counts_in_comprehension, defaultdict_missing_key_in_com
              defaultdict_own_keys_in_comprehension, replaced_then_own_methods, sorted_by_static_key, jax_array_in_place, jax_array_held, zip_star_comprehension, zip_star_generator]
 
 
-@pytest.mark.parametrize("name", TRANSFORMS)
-@pytest.mark.parametrize("f", FUNCTIONS, ids=lambda f: f.__name__)
+# each idiom under three of the transforms in turn (every pair under HYPOTHESIS_PROFILE=thorough)
+@pytest.mark.parametrize("f, name", [
+    pytest.param(f, name, id=f"{f.__name__}-{name}") for f, name in rotated(FUNCTIONS, TRANSFORMS, 3)])
 def test_idiom(f, name, x64):
     _check(f, name)
 
@@ -151,8 +153,10 @@ def closure_factory_counter_used(x):
     return acc(2 * x[1]) * x[2] + first * x[3]
 
 
-@pytest.mark.parametrize("name", TRANSFORMS)
-@pytest.mark.parametrize("f", [closure_factory_counter, closure_factory_counter_used],
-                         ids=["result_dropped", "result_used"])
+# (each under four of the seven transforms, both under every one under thorough)
+@pytest.mark.parametrize("f, name", [
+    pytest.param(f, name, id=f"{label}-{name}") for (f, label), name in rotated(
+        [(closure_factory_counter, "result_dropped"),
+         (closure_factory_counter_used, "result_used")], TRANSFORMS, 4)])
 def test_closure_factory_with_a_nonlocal_counter(x64, f, name):
     _check(f, name)

@@ -25,6 +25,7 @@ from test_lean20y_reversed import _reloaded
 from test_lean20y_reversed import test_gradients_and_second_order_match_differences as \
     second_order_checks
 from test_lean20y_reversed import test_vmap_and_jit_of_grad_match_a_loop as vmap_jit_checks
+from user_programs.checks import turns
 
 RNG = np.random.default_rng(2021)
 
@@ -124,6 +125,9 @@ def long_names(position, n):
 
 PROGRAMS = [for_range, for_range_index, for_items, for_pairs, while_two, for_two,
             for_two_index, for_in_for, while_in_for, for_over_rows, long_names]
+# each program under the second-order compositions or vmap/jit of grad in turn (both under
+# HYPOTHESIS_PROFILE=thorough)
+UNDER = turns(PROGRAMS, ["second_order", "vmap_jit"])
 
 
 def _source(f):
@@ -163,14 +167,14 @@ def _fd_jacobian(g, x, n):
     return np.stack([fd_grad(lambda v: g(v, n)[i], x) for i in range(x.size)])
 
 
-@pytest.mark.parametrize("f", PROGRAMS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", UNDER["second_order"], ids=lambda f: f.__name__)
 def test_second_order_compositions_match_differences(x64, f):
     """grad, hessian, jacfwd(grad), jacrev(grad), grad of a gradient's item and jvp of grad,
     each against float64 central differences (lean20y's checks)."""
     second_order_checks(x64, f)
 
 
-@pytest.mark.parametrize("f", PROGRAMS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", UNDER["vmap_jit"], ids=lambda f: f.__name__)
 def test_vmap_and_jit_of_grad_match_a_loop(x64, f):
     """vmap(grad) against a loop over the examples, jit(grad) and jit(vmap(grad)) against
     eager (lean20y's checks)."""

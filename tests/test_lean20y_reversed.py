@@ -17,7 +17,8 @@ import secant
 import secant.numpy as snp
 from secant.codegen.loader import load
 from test_lean20c import fd_grad, halving
-from test_lean20u import nested
+from user_programs.checks import turns      # (before test_lean20u puts bench/, whose
+from test_lean20u import nested             # user_programs.py is another module, first)
 
 RNG = np.random.default_rng(2020)
 
@@ -118,6 +119,9 @@ def inner_for(x, n):
 USER = [rev_while, rev_slice, rev_range, rev_rebind, named_like_a_stack]
 GENERATED = [halving, two_loops, nested, inner_for]
 ALL = USER + GENERATED
+# each program under vmap/jit of grad or the second-order compositions in turn (halving: the
+# second order, where its hessian was off); both under HYPOTHESIS_PROFILE=thorough
+UNDER = turns(ALL, ["vmap_jit", "second_order"])
 
 
 def _fd_hessian(g, x, n):
@@ -132,7 +136,7 @@ def test_while_reverse_loop_reads_its_stack_backwards():
     assert len(re.findall(r"for \w+ in reversed\(\w+_stack\):", src)) == 2, src
 
 
-@pytest.mark.parametrize("f", ALL, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", UNDER["second_order"], ids=lambda f: f.__name__)
 def test_gradients_and_second_order_match_differences(x64, f):
     """hessian, jacfwd(grad), jacrev(grad), grad of a gradient's item and jvp of grad, each
     against float64 differences of the gradient (hessian[halving] is off by up to 11 when
@@ -152,7 +156,7 @@ def test_gradients_and_second_order_match_differences(x64, f):
     np.testing.assert_allclose(tangent, want @ t, rtol=1e-5, atol=1e-8)
 
 
-@pytest.mark.parametrize("f", ALL, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", UNDER["vmap_jit"], ids=lambda f: f.__name__)
 def test_vmap_and_jit_of_grad_match_a_loop(x64, f):
     """vmap(grad) against a loop over the examples (its shape was the unbatched one's when the
     reverse loop's x was read as unbatched), jit(grad) and jit(vmap(grad)) against eager."""

@@ -14,6 +14,8 @@ import secant.scipy.linalg as ssl
 from secant import lax
 from secant.backends.errors import SecantError
 
+from user_programs.checks import rotated
+
 la = snp.linalg
 
 
@@ -367,8 +369,10 @@ def _assert_matches(got, ref, kind):
         close(got, _stacked(ref))
 
 
-@pytest.mark.parametrize("mode", ["eager", "jit", "vmap"])
-@pytest.mark.parametrize("name", sorted(BATCHED))
+# (each function in two of the three modes in turn, all three under HYPOTHESIS_PROFILE=thorough)
+@pytest.mark.parametrize("name, mode", [
+    pytest.param(name, mode, id=f"{name}-{mode}")
+    for name, mode in rotated(sorted(BATCHED), ["eager", "jit", "vmap"], 2)])
 def test_batched_leading_axes_against_a_loop(x64, name, mode):
     f, g, xs, kind = BATCHED[name]
     one = (lambda a: f(a)) if len(xs) == 1 else (lambda a, b: f(a, b))

@@ -14,6 +14,8 @@ import secant
 import secant.numpy as snp
 from secant import tree_util
 
+from user_programs.checks import rotated
+
 X = np.array([0.3, -1.2, 0.8])
 XB = np.stack([X, np.array([1.1, 0.4, -0.7]), np.array([-0.5, 0.9, 1.3])])
 
@@ -194,8 +196,10 @@ def _fd(f, x, h=1e-6):
                      for e in np.eye(x.size)], axis=-1)
 
 
-@pytest.mark.parametrize("how", TRANSFORMS)
-@pytest.mark.parametrize("f", STYLES, ids=[f.__name__ for f in STYLES])
+# (each style under two of the transforms in turn, every transform on some styles; every pair
+# under HYPOTHESIS_PROFILE=thorough)
+@pytest.mark.parametrize("f, how", [pytest.param(f, how, id=f"{f.__name__}-{how}")
+                                    for f, how in rotated(STYLES, TRANSFORMS, 2)])
 def test_style_under_transform(x64, f, how):
     if how == "grad":
         for x in XB:
@@ -241,8 +245,11 @@ PASSED = [(affine_loss, lambda x: Affine(x * 2.0, snp.sin(x)), "w"),
           (polar_loss, lambda x: Polar(snp.exp(x[0]), x[1] * x[2]), "r")]
 
 
-@pytest.mark.parametrize("how", ["grad", "vmap", "jit_grad", "vmap_grad", "jvp", "hessian"])
-@pytest.mark.parametrize("loss, build, field", PASSED, ids=["dataclass", "namedtuple"])
+# (each object under three of the transforms in turn, both under each; all six under thorough)
+@pytest.mark.parametrize("loss, build, field, how", [
+    pytest.param(*p, how, id=f"{name}-{how}") for (p, name), how in rotated(
+        zip(PASSED, ["dataclass", "namedtuple"]),
+        ["grad", "vmap", "jit_grad", "vmap_grad", "jvp", "hessian"], 3)])
 def test_object_passed_in(x64, loss, build, field, how):
     """grad/jvp/hessian in the object's leaves (checked through x: f(x) = loss(build(x), x)
     with the chain rule done by the transforms over the object) and vmap over a batch of
@@ -359,8 +366,11 @@ def _leaf_grads(loss, m, fields, x):
     return out
 
 
-@pytest.mark.parametrize("how", ["grad", "jit_grad", "vmap", "vmap_grad", "jvp", "hessian"])
-@pytest.mark.parametrize("loss, build, fields", MORE, ids=["super_call_module", "slots_container"])
+# (as test_object_passed_in: three transforms an object in turn, all six under thorough)
+@pytest.mark.parametrize("loss, build, fields, how", [
+    pytest.param(*p, how, id=f"{name}-{how}") for (p, name), how in rotated(
+        zip(MORE, ["super_call_module", "slots_container"]),
+        ["grad", "jit_grad", "vmap", "vmap_grad", "jvp", "hessian"], 3)])
 def test_more_objects_passed_in(x64, loss, build, fields, how):
     m = build()
     if how in ("grad", "jit_grad"):

@@ -15,6 +15,7 @@ from test_others4_idioms import collatz_like, comprehension_loss, gaussian_nll, 
 from test_others4_libraries import flow_log_prob_classes, make_flow, model_log_density
 from test_others4_pystyle import ordered_layers, reduce_net, tree_model, make_tree
 from test_others4_transformers import layer_norm
+from user_programs.checks import turns
 
 # (tolerance-based checks: XLA's LLVM optimisation off in the default profile, conftest)
 pytestmark = pytest.mark.usefixtures("fast_compiles")
@@ -55,7 +56,12 @@ VECTOR = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(SCALAR))
+# each function under one of its two tests in turn (both under HYPOTHESIS_PROFILE=thorough)
+SCALAR_UNDER = turns(sorted(SCALAR), ["fourth_order", "vmap_of_jit"])
+VECTOR_UNDER = turns(sorted(VECTOR), ["jacobians", "grad_of_vmap"])
+
+
+@pytest.mark.parametrize("name", SCALAR_UNDER["fourth_order"])
 def test_grad_to_the_fourth_order(x64, name):
     f = SCALAR[name]
     x0 = 0.37
@@ -65,7 +71,7 @@ def test_grad_to_the_fourth_order(x64, name):
     np.testing.assert_allclose(jit(grad(grad(grad(grad(f)))))(x0), d4, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", sorted(SCALAR))
+@pytest.mark.parametrize("name", SCALAR_UNDER["vmap_of_jit"])
 def test_vmap_of_jit_of_grad_of_grad(x64, name):
     f = SCALAR[name]
     xs = np.array([-0.4, 0.1, 0.37, 0.8])
@@ -74,7 +80,7 @@ def test_vmap_of_jit_of_grad_of_grad(x64, name):
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", sorted(VECTOR))
+@pytest.mark.parametrize("name", VECTOR_UNDER["jacobians"])
 def test_jacobian_compositions(x64, name):
     f = VECTOR[name]
     x = RNG.normal(size=4) * 0.5
@@ -89,7 +95,7 @@ def test_jacobian_compositions(x64, name):
     np.testing.assert_allclose(hvp, np.asarray(h_fr) @ v, rtol=1e-8, atol=1e-10)
 
 
-@pytest.mark.parametrize("name", sorted(VECTOR))
+@pytest.mark.parametrize("name", VECTOR_UNDER["grad_of_vmap"])
 def test_grad_of_a_vmapped_sum(x64, name):
     f = VECTOR[name]
     xs = RNG.normal(size=(3, 4)) * 0.5

@@ -10,6 +10,7 @@ import secant.numpy as snp
 from secant import lax
 
 import scan2_cases as cases
+from user_programs.checks import rotated
 
 
 @pytest.mark.parametrize("cname", ["hessian", "grad_grad_sum", "jacrev_grad", "jacfwd_jacrev",
@@ -44,9 +45,11 @@ def test_keys_and_keywords_named_like_step_locals_are_kept(x64):
     np.testing.assert_allclose(secant.hessian(f)(0.7), d2, rtol=1e-9)
 
 
-@pytest.mark.parametrize("fname", ["fori", "scan"])
-@pytest.mark.parametrize("chain", ["jacrev/vmap", "jacrev/vmap0", "jacrev/vmap/vmap",
-                                   "jacrev/jacrev/vmap"])
+# (each chain on the fori or the scan program in turn, both under HYPOTHESIS_PROFILE=thorough)
+@pytest.mark.parametrize("chain, fname", [
+    pytest.param(chain, fname, id=f"{chain}-{fname}") for chain, fname in rotated(
+        ["jacrev/vmap", "jacrev/vmap0", "jacrev/vmap/vmap", "jacrev/jacrev/vmap"],
+        ["fori", "scan"])])
 def test_vmap_of_a_vmapped_loop_vjp(x64, fname, chain):
     """A loop's reverse pass batched twice: the closed-over values' zero cotangents take every
     vmap's batch axis (was a shape error), and the batched reverse scan's outputs are a tuple

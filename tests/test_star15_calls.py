@@ -15,6 +15,7 @@ import pytest
 import secant
 import secant.numpy as snp
 from central_differences import check_first_order, grad_fd, hessian_fd
+from user_programs.checks import rotated
 
 RNG = np.random.default_rng(15015)
 N, B, OUTER = 3, 4, 2
@@ -169,8 +170,10 @@ def test_jit_refuses_max_of_traced_values():
         secant.jit(max_of_values)(X[0, 0], W)
 
 
-@pytest.mark.parametrize("f", PROGRAMS, **ids)
-@pytest.mark.parametrize("second", ["jacfwd_grad", "hessian"])
+# (each program under jacfwd(grad) or hessian in turn, both under HYPOTHESIS_PROFILE=thorough)
+@pytest.mark.parametrize("f, second", [
+    pytest.param(f, second, id=f"{second}-{f.__name__}")
+    for f, second in rotated(PROGRAMS, ["jacfwd_grad", "hessian"])])
 def test_second_order(x64, f, second):
     x = X[1, 2]
     h = (secant.jacfwd(secant.grad(f)) if second == "jacfwd_grad" else secant.hessian(f))(x, W)

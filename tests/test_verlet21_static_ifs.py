@@ -13,6 +13,7 @@ import secant
 import secant.numpy as snp
 
 from central_differences import grad_fd, hessian_fd
+from user_programs.checks import turns
 
 
 def pairs(n):
@@ -60,6 +61,9 @@ def diffsq(q):                    # the library's diff: `if extra._is_bool(...)`
 
 
 HELPERS = [chain, rows, sized, diffsq]
+# each helper under one of the four compositions below in turn (rows: the third order, diffsq:
+# vmap, where each failed); every helper under each under HYPOTHESIS_PROFILE=thorough
+UNDER = turns(HELPERS, ["grad_of_grad", "third_order", "hessian", "vmap_of_grad_of_grad"])
 X = np.array([0.3, -1.2, 0.7, 1.9])
 XS = np.stack([X, 0.5 * X + 0.2])
 
@@ -68,7 +72,7 @@ def grad_norm(f):
     return lambda x: snp.sum(secant.grad(f)(x) ** 2)
 
 
-@pytest.mark.parametrize("f", HELPERS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", UNDER["grad_of_grad"], ids=lambda f: f.__name__)
 def test_grad_of_grad_under_jit(x64, f):
     gg = grad_norm(f)
     want = grad_fd(lambda x: float(gg(x)), X)
@@ -76,7 +80,7 @@ def test_grad_of_grad_under_jit(x64, f):
     np.testing.assert_allclose(secant.jit(secant.grad(gg))(X), want, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("f", HELPERS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", UNDER["third_order"], ids=lambda f: f.__name__)
 def test_third_order_under_jit(x64, f):
     # rows: the reverse if of its first derivative, staged, passed the other branch's stacks
     third = lambda x: snp.sum(secant.grad(grad_norm(f))(x))
@@ -84,13 +88,13 @@ def test_third_order_under_jit(x64, f):
     np.testing.assert_allclose(secant.jit(secant.grad(third))(X), want, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("f", HELPERS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", UNDER["hessian"], ids=lambda f: f.__name__)
 def test_hessian_under_jit(x64, f):
     want = hessian_fd(lambda x: float(f(x)), X)
     np.testing.assert_allclose(secant.jit(secant.hessian(f))(X), want, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("f", HELPERS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", UNDER["vmap_of_grad_of_grad"], ids=lambda f: f.__name__)
 def test_vmap_of_grad_of_grad_under_jit(x64, f):
     # diffsq: a slice index carried into the staged cond met vmap ("cannot convert slice")
     gg = grad_norm(f)

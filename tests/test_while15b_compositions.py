@@ -22,6 +22,7 @@ import secant.numpy as snp
 
 from test_random_programs import fd_grad
 from test_while15_batched_while import XB, appends, breaks, data_while, first_assigned_inside
+from user_programs.checks import rotated
 
 GOLDEN = pathlib.Path(__file__).parent / "golden" / "while15b"
 UPDATE = os.environ.get("SECANT_UPDATE_GOLDEN") == "1"
@@ -107,8 +108,10 @@ def central_differences(f, kind, x):
     return hess if kind == "hessian" else hess @ x
 
 
-@pytest.mark.parametrize("kind", ["jacrev", "hessian", "jvp_grad"])
-@pytest.mark.parametrize("f", FUNCTIONS, ids=lambda f: f.__name__)
+# (each function under one of the three in turn, every one on some functions; every pair
+# under HYPOTHESIS_PROFILE=thorough)
+@pytest.mark.parametrize("f, kind", [pytest.param(f, kind, id=f"{f.__name__}-{kind}") for f, kind
+                                     in rotated(FUNCTIONS, ["jacrev", "hessian", "jvp_grad"])])
 def test_vmap_of_a_second_derivative_matches_each_example(x64, f, kind):
     g = per_example(f, kind)
     for batch in (XB, XE):

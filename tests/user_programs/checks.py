@@ -109,12 +109,24 @@ def _turn(todo, i, k):
 def rotated(items, kinds, per_item=1):
     """(item, kind) pairs for a parametrize: every pair under HYPOTHESIS_PROFILE=thorough, else
     `per_item` kinds per item, rotating, so that each item and each kind still run (the
-    default profile's share of a cross product)."""
+    default profile's share of a cross product; item i starts at kind i * per_item, so that
+    two items of three kinds each cover six)."""
     import os
     thorough = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
     kinds = list(kinds)
     return [(item, kind) for i, item in enumerate(items)
-            for kind in (kinds if thorough else _turn(kinds, i, per_item))]
+            for kind in (kinds if thorough else _turn(kinds, i * per_item, per_item))]
+
+
+def turns(items, kinds, per_item=1):
+    """rotated's pairs by kind: {kind: the items it runs on}, for a file whose kinds are
+    separate test functions (each parametrized by its list): every item under every kind
+    under HYPOTHESIS_PROFILE=thorough, else each item under `per_item` of them, each kind
+    on its share of the items."""
+    out = {kind: [] for kind in kinds}
+    for item, kind in rotated(items, kinds, per_item):
+        out[kind].append(item)
+    return out
 
 
 def pytest_params(cases, transforms, per_program, thorough, known):
