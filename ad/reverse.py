@@ -870,7 +870,7 @@ class ReverseBuilder(Walker, StackReverse):
         """Rules that read better for a common special case: z = x * x, z = x ** 3."""
         x, y = op.operands.get("x"), op.operands.get("y")
         if op.op == "multiply" and isinstance(x, ir.Var) and x == y:
-            return {"x": "2 * {x} * {g}"}
+            return {"x": "{x} * {g} * 2"}
         if op.op == "power" and is_literal_number(y):
             n = float(y.src)
             if n == 2:
