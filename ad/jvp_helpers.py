@@ -28,8 +28,11 @@ def prod_jvp(t, a, axis=None, keepdims=False):
 
 
 def var_jvp(t, a, axis=None, ddof=0, keepdims=False):
-    """Tangent of var(a, axis, ddof): 2 Re<a - mean(a), t> / (n - ddof) along the axes."""
+    """Tangent of var(a, axis, ddof): 2 Re<a - mean(a), t - mean(t)> / (n - ddof) along the
+    axes (t centred as JAX's derivative centres it: a shift's tangent, t - mean(t) = 0, gives
+    exactly 0 where <a - mean(a), t> keeps the rounding of a large a's centring)."""
     centred = a - snp.mean(a, axis=axis, keepdims=True)
+    t = t - snp.mean(t, axis=axis, keepdims=True)
     return 2 * snp.sum(snp.real(snp.conj(centred) * t), axis=axis,
                        keepdims=keepdims) / (_count(a, axis) - ddof)
 
