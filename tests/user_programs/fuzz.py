@@ -417,4 +417,9 @@ REGRESSIONS = {
     # g * x + x * g does not
     "float16_square_scaled": (source([], "x * x * 1e-3"),
                               (_f32(300.0, 60000.0, dtype="float16"), _f32(1.0))),
+    # jvp of a max along an axis was nan where an element not chosen had a nan tangent
+    # (0 ** 0's): tangent * hits multiplied it in; JAX's jit selects
+    "max_ignores_a_nan_tangent_not_chosen": (
+        source(["v1 = snp.abs(x) ** x"], "snp.max(v1, axis=-1)"),
+        (([1.5, 1.5, 0.0, -1.0, 1e4, 1.5], "float32", (2, 3)), _f32(1.0))),
 }
