@@ -24,6 +24,9 @@ KNOWN = {
     ("max_ignores_a_nan_tangent_not_chosen", "jacfwd"): "JAX's jacfwd is nan where its jvp is "
     "2.582 (under vmap XLA does not rewrite tangent * hits as a select, so the nan tangent of "
     "0 ** 0 not chosen reaches the max); secant selects under both",
+    ("where_tangent_of_a_wider_operand", "jacfwd"): "the jvp rule of snp.where for one "
+    "operand writes where(c, x_dot, 0): x's float16, where JAX's tangent has the output's "
+    "float32 (y's zero tangent instantiated in y's dtype); fixing it changes the rule's text",
 }
 
 
@@ -82,3 +85,9 @@ def test_max_ignores_a_nan_tangent_not_chosen():
     tangent is nan) though the max is another element; JAX 2.582 (its jit compiles the
     tangent times the hit mask as a select). extremum_jvp selects (ad/jvp_helpers.py)."""
     check("max_ignores_a_nan_tangent_not_chosen")
+
+
+def test_where_tangent_of_a_wider_operand():
+    """jacfwd of snp.where(x > y, x, y) with x float16 and y float32 is float16, JAX's float32
+    (a strict known difference: KNOWN says why)."""
+    check("where_tangent_of_a_wider_operand")
