@@ -16,9 +16,10 @@ from secant.ad.rule_helpers import (_cumprod_masks, _running_source, _sort_index
 def extremum_jvp(t, a, ans, axis=None, keepdims=False):
     """Tangent of max/min(a, axis): the mean of the tangents of the extremal elements (ties
     share equally, as in JAX). Another element's tangent is not read: a nan there (0 ** 0's)
-    does not reach the max, as in JAX, whose jit compiles t * hits as a select."""
+    does not reach the max, as in JAX, whose jit compiles t * hits as a select (a nan max,
+    no element equal to it: share 0 / 0, the tangent nan as JAX's)."""
     share = extremum_share(a, ans, axis, keepdims)
-    return snp.sum(snp.where(share > 0, t * share, 0), axis=axis, keepdims=keepdims)
+    return snp.sum(snp.where(share != 0, t * share, 0), axis=axis, keepdims=keepdims)
 
 
 def prod_jvp(t, a, axis=None, keepdims=False):
