@@ -361,20 +361,20 @@ def _has_scope(ln):
 
 
 # b read for its dtype or shape alone: the seed's one argument, a reduction cotangent's shape
-_SHAPE_READERS = {"grad_seed_like": 0, "unreduce": 1, "mean_grad": 1}
+SHAPE_READERS = {"grad_seed_like": 0, "unreduce": 1, "mean_grad": 1}
 
 
 def _reads_dtype_or_shape_only(ln, b):
     """Whether every read of the name b in the line is the dtype or shape argument of
-    _SHAPE_READERS (grad_seed_like(b) its only argument)."""
+    SHAPE_READERS (grad_seed_like(b) its only argument)."""
     if ln.kind != "stmt":
         return False
     tree = parsed(ln.code)
     allowed = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-                node.func.id in _SHAPE_READERS:
-            k = _SHAPE_READERS[node.func.id]
+                node.func.id in SHAPE_READERS:
+            k = SHAPE_READERS[node.func.id]
             if len(node.args) > k and isinstance(node.args[k], ast.Name) and \
                     node.args[k].id == b and (k or len(node.args) == 1 and not node.keywords):
                 allowed.add(id(node.args[k]))

@@ -250,7 +250,7 @@ class ForwardBuilder(Walker):
         """Rules that read better for a common special case: z = x * x, z = x ** 3."""
         x, y = op.operands.get("x"), op.operands.get("y")
         if op.op == "multiply" and isinstance(x, ir.Var) and x == y:
-            return {"x": "2 * {x} * {x_dot}", "y": None}
+            return {"x": "{x} * {x_dot} * 2", "y": None}
         if op.op == "power" and is_literal_number(y) and y.src != "None":
             try:
                 n = float(y.src)

@@ -15,8 +15,11 @@ from secant.ad.rule_helpers import (_cumprod_masks, _running_source, _sort_index
 
 def extremum_jvp(t, a, ans, axis=None, keepdims=False):
     """Tangent of max/min(a, axis): the mean of the tangents of the extremal elements (ties
-    share equally, as in JAX)."""
-    return snp.sum(t * extremum_share(a, ans, axis, keepdims), axis=axis, keepdims=keepdims)
+    share equally, as in JAX). Another element's tangent is not read: a nan there (0 ** 0's)
+    does not reach the max, as in JAX, whose jit compiles t * hits as a select (a nan max,
+    no element equal to it: share 0 / 0, the tangent nan as JAX's)."""
+    share = extremum_share(a, ans, axis, keepdims)
+    return snp.sum(snp.where(share != 0, t * share, 0), axis=axis, keepdims=keepdims)
 
 
 def prod_jvp(t, a, axis=None, keepdims=False):
@@ -28,8 +31,11 @@ def prod_jvp(t, a, axis=None, keepdims=False):
 
 
 def var_jvp(t, a, axis=None, ddof=0, keepdims=False):
-    """Tangent of var(a, axis, ddof): 2 Re<a - mean(a), t> / (n - ddof) along the axes."""
+    """Tangent of var(a, axis, ddof): 2 Re<a - mean(a), t - mean(t)> / (n - ddof) along the
+    axes (t centred as JAX's derivative centres it: a shift's tangent, t - mean(t) = 0, gives
+    exactly 0 where <a - mean(a), t> keeps the rounding of a large a's centring)."""
     centred = a - snp.mean(a, axis=axis, keepdims=True)
+    t = t - snp.mean(t, axis=axis, keepdims=True)
     return 2 * snp.sum(snp.real(snp.conj(centred) * t), axis=axis,
                        keepdims=keepdims) / (_count(a, axis) - ddof)
 

@@ -882,7 +882,7 @@ class ReverseBuilder(Walker, StackReverse):
         """Rules that read better for a common special case: z = x * x, z = x ** 3."""
         x, y = op.operands.get("x"), op.operands.get("y")
         if op.op == "multiply" and isinstance(x, ir.Var) and x == y:
-            return {"x": "2 * {x} * {g}"}
+            return {"x": "{x} * {g} * 2"}
         if op.op == "power" and is_literal_number(y):
             n = float(y.src)
             if n == 2:
@@ -1029,6 +1029,14 @@ class ReverseBuilder(Walker, StackReverse):
         position = {k: int(k[3:]) if k.startswith("arg") and k[3:].isdigit() else params.index(k)
                     for k in op.operands}
         keys = sorted((k for k, o in op.operands.items() if _has_var(o)), key=position.get)
+        # (not the value a derivative helper reads for its shape alone, unreduce(t, a)'s a: no
+        # cotangent, as JAX's symbolic zero; its zeros times a rule's factor could be 0 / 0)
+        shape_only = copies.SHAPE_READERS.get(getattr(op.callee, "__name__", None)) if getattr(
+            op.callee, "__module__", None) == "secant.ad.helpers" else None
+        if shape_only:
+            keys = [k for k in keys if position[k] != shape_only]
+            if not keys:
+                return
         # a plain Python callee's vjp takes the output the forward pass computed (each target
         # assigned only here: still that value), so it need not run again the statements that
         # computed it (what its rules read stays)
@@ -1363,7 +1371,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         b.lines.append(Line("", 1, "blank"))
     b.origin = fn.result.origin
     b.comment(fn.result.origin)
-    out_bar_param = None
+    out_bar_param = seed_line = None
     if mode == "vjp":
         if isinstance(result, ir.Seq):
             out_bar_param = names.fresh("out_bar")
@@ -1389,6 +1397,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         b.emit(f"{b.bars[result.name]} = grad_seed_scaled({like}, {scaled[0]})" if like and
                scaled else f"{b.bars[result.name]} = grad_seed_like({like})" if like else
                f"{b.bars[result.name]} = grad_seed({result.name})")
+        seed_line = b.lines[-1]
     elif isinstance(result, ir.Seq):
         raise ValueError("grad needs a scalar output; the function returns a tuple "
                          "(use has_aux=True to return (output, aux))")
@@ -1426,6 +1435,13 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     b.lines.append(Line(ret, 1))
     lines = dead_code_eliminated(_shape_reads_resolved(b.lines, b.shape_reads, fn.params,
                                                        b.shape_calls, b.dtype_reads))
+    if seed_line is not None and not any("grad_seed" in ln.code for ln in lines):
+        # a seed no gradient reads (no differentiated input reaches the output): still checked
+        # (grad of a callee's bool output is refused, as JAX refuses it), a statement of its own
+        b.lines[next(i for i, ln in enumerate(b.lines) if ln is seed_line)] = Line(
+            seed_line.code.split(" = ", 1)[1], seed_line.indent, origin=seed_line.origin)
+        lines = dead_code_eliminated(_shape_reads_resolved(b.lines, b.shape_reads, fn.params,
+                                                           b.shape_calls, b.dtype_reads))
     primal_params = set(fn.params)
     primal = defined_in(fn.body) | primal_params
     mentioned = set()       # (each name matched once, not once per line mentioning it)

@@ -4000,6 +4000,23 @@ def _zeros_tree(tree):
     return tree_util.tree_map(lambda leaf: snp.zeros_like(leaf), tree)
 
 
+def _float0_tangents(out):
+    """jvp's (out, out_dot, ...) with JAX's tangent of each integer or bool output leaf: float0
+    zeros (the generated derivative's are zeros of the output's own dtype)."""
+    p_leaves, p_def = tree_util.tree_flatten(out[0])
+    t_leaves = tree_util.tree_leaves(out[1])
+    if len(p_leaves) != len(t_leaves) or all(
+            dtypes.is_inexact(getattr(p, "dtype", np.float32)) for p in p_leaves):
+        return out
+
+    def tangent(p, t):
+        dt = getattr(p, "dtype", None)
+        return t if dt is None or dtypes.is_inexact(dt) or dt == _FLOAT0 else np.zeros(
+            np.shape(p), _FLOAT0)
+    return (out[0], tree_util.tree_unflatten(p_def, [tangent(p, t) for p, t in zip(
+        p_leaves, t_leaves)])) + tuple(out[2:])
+
+
 def jvp(fun, primals, tangents, has_aux=False):
     """(fun(*primals), the directional derivative of fun at primals along tangents), as JAX's
     jvp; with has_aux=True fun returns (output, aux) and jvp returns (out, out_dot, aux).
@@ -4017,7 +4034,8 @@ def jvp(fun, primals, tangents, has_aux=False):
     if not active:
         res = fun(*primals)
         out, aux = res if has_aux else (res, None)
-        return (out, _zeros_tree(out), aux) if has_aux else (out, _zeros_tree(out))
+        return _float0_tangents((out, _zeros_tree(out), aux) if has_aux else
+                                (out, _zeros_tree(out)))
     if _per_call(fun):
         fun = _shaped(fun, primals, {})
     elif _variadic(_read_form(fun)):
@@ -4038,14 +4056,14 @@ def jvp(fun, primals, tangents, has_aux=False):
                 gen, out = rerun_if_met(run)
                 out = rerun_if_rebound(gen, out, run, fun)
             answered.escalated()        # (answered from this call's values: traced whole
-            return out                  # from the next call)
+            return _float0_tangents(out)    # from the next call)
         except SecantError as e:
             # a callee known only at run time that no transform takes: fun traced whole,
             # with the call's arguments, instead (traced_for_call_instead)
             if not traced_for_call_instead(fun, e):
                 raise
         with once_per_call():
-            return run()[1]
+            return _float0_tangents(run()[1])
     except Exception as e:
         _note_user_lines(e)
         raise

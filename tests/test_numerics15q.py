@@ -64,9 +64,6 @@ KNOWN = {
     **{("bfloat16_sum_mean_dot_accumulate", t): "eager cumsum of bfloat16 adds in float32 and "
        "rounds once (264); XLA's reduce_window rounds its partial sums in bfloat16 (256, JAX's "
        "and secant's jit)" for t in ("eager", "vmap")},
-    ("float16_overflow_grad", "vmap_grad"): "d(x * x) is generated as 2 * x * g (readable); "
-    "in float16 2 * x overflows past 32752 where JAX's g * x + g * x does not (grad folds "
-    "2 * 1e-3 first and matches)",
     **{("round_integers_with_decimals", t): "snp.round of an int to -1 decimals gives NumPy's "
        "value (a half to even: 25 -> 20); jnp raises NotImplementedError"
        for t in ("eager", "jit", "vmap", "jit_vmap")},

@@ -1,0 +1,99 @@
+"""Issue 15, no silent wrong values (silent15r): random programs of tests/user_programs/fuzz.py
+under eager, jit, grad, vmap, jvp, vmap(grad), grad(grad), jacfwd and jit(grad), against JAX
+0.10.2's recorded outcomes (fuzz_expected.py, written by bench/fuzz_oracle.py --record: value,
+dtype, shape and weak type, or the exception JAX raises). The default profile runs the 40
+programs of fuzz.DEFAULT_SEEDS; HYPOTHESIS_PROFILE=thorough also fuzz.THOROUGH_SEEDS. Each
+difference the fuzzer found has a named regression test below (fuzz.REGRESSIONS).
+"""
+import os
+
+import pytest
+from user_programs import fuzz, numerics
+from user_programs.fuzz_expected import EXPECTED
+
+SECANT = fuzz.backend("secant")
+THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+
+# (seed or regression name, transform) -> why secant differs from JAX today (a strict xfail:
+# a fix removes its entry)
+_BOOL_JACFWD = ("jacfwd of a bool output: JAX fails inside jacfwd (TypeError 'a bytes-like "
+                "object is required, not int', an accident, not a refusal: an int output "
+                "passes); secant gives the zeros, as of an int output")
+KNOWN = {
+    **{(k, "jacfwd"): _BOOL_JACFWD for k in (11, 38, 115, 190, 193,
+                                             "bool_output_of_a_callee")},
+    (105, "jit_grad"): "a refusal (CarryChanged) of a Python loop whose carry starts int32 and "
+    "becomes float32 (v4 = v4 * 0.5 + snp.cos(v4) * i), unread by the output; JAX unrolls it",
+    (137, "grad_grad"): "JAX is wrong here: d2/dx2 sum(hypot(x, y)) at x = -2, y = [0.5, 3, 2] "
+    "is sum(y**2 / (x**2 + y**2) ** 1.5) = 0.397322 (float64); secant 0.397322, JAX 0.220545 "
+    "(its hypot is a composite of max/min of |x|, |y|)",
+    ("max_ignores_a_nan_tangent_not_chosen", "jacfwd"): "JAX's jacfwd is nan where its jvp is "
+    "2.582 (under vmap XLA does not rewrite tangent * hits as a select, so the nan tangent of "
+    "0 ** 0 not chosen reaches the max); secant selects under both",
+    ("where_tangent_of_a_wider_operand", "jacfwd"): "the jvp rule of snp.where for one "
+    "operand writes where(c, x_dot, 0): x's float16, where JAX's tangent has the output's "
+    "float32 (y's zero tangent instantiated in y's dtype); fixing it changes the rule's text",
+}
+
+
+def differences(key, src, args):
+    """{transform: "letter why"} where secant's outcome is not JAX's recorded one."""
+    got = fuzz.outcomes(SECANT, src, args, list(EXPECTED[key]))
+    judged = {t: numerics.judge(EXPECTED[key][t], got[t], relative=True) for t in got}
+    return {t: f"{letter} {why}" for t, (letter, why) in judged.items() if letter not in ".j"}
+
+
+def check(key):
+    src, args = fuzz.REGRESSIONS[key] if isinstance(key, str) else fuzz.generate(key)
+    wrong = differences(key, src, args)
+    assert set(wrong) == {t for (k, t) in KNOWN if k == key}, (wrong, src)
+
+
+@pytest.mark.parametrize("seed", list(fuzz.DEFAULT_SEEDS) + (
+    list(fuzz.THOROUGH_SEEDS) if THOROUGH else []))
+def test_fuzz_program_matches_jax(seed):
+    check(seed)
+
+
+def test_bool_output_of_a_callee():
+    """grad of snp.sum(f(x, y)) where f returns a comparison gave 0.0: the output reads no
+    differentiated input, so the seed (whose check refuses a bool or int output, as JAX's
+    TypeError) was dead code. It stays as a statement of its own (ad/reverse.py). jvp's tangent
+    of the bool output is float0, as JAX's, not a bool (secant/transforms.py
+    _float0_tangents)."""
+    check("bool_output_of_a_callee")
+
+
+def test_var_tangent_of_a_shift():
+    """jvp of x + snp.var(y) along ones (a shift of y: var's tangent is exactly 0) gave
+    0.99967, JAX 1.0: var_jvp summed (a - mean(a)) * t without centring t, keeping the
+    rounding of the centred 1e4-sized values (ad/jvp_helpers.py)."""
+    check("var_tangent_of_a_shift")
+
+
+def test_log1p_second_derivative_at_minus_one():
+    """grad(grad) of snp.sum(snp.log1p(x)) through a callee at x = -1 gave nan, JAX -inf: the
+    inner grad's unreduce(seed, f_out) reads f_out for its shape only, yet the outer grad sent
+    it a zero cotangent, which log1p's rule divided by 1 + x = 0 (0 / 0). A derivative
+    helper's shape operand gets no cotangent (JAX's symbolic zero; ad/reverse.py)."""
+    check("log1p_second_derivative_at_minus_one")
+
+
+def test_float16_square_scaled():
+    """vmap(grad) of x * x * 1e-3 in float16 at x = 60000 gave inf, JAX 120.3: the rule
+    wrote 2 * x * g (2 * x overflows float16 past 32752); JAX's g * x + x * g rounds each
+    product then doubles, as x * g * 2 does (ad/reverse.py, ad/forward.py)."""
+    check("float16_square_scaled")
+
+
+def test_max_ignores_a_nan_tangent_not_chosen():
+    """jvp of snp.max(snp.abs(x) ** x, axis=-1) gave nan for a row holding 0 (0 ** 0's
+    tangent is nan) though the max is another element; JAX 2.582 (its jit compiles the
+    tangent times the hit mask as a select). extremum_jvp selects (ad/jvp_helpers.py)."""
+    check("max_ignores_a_nan_tangent_not_chosen")
+
+
+def test_where_tangent_of_a_wider_operand():
+    """jacfwd of snp.where(x > y, x, y) with x float16 and y float32 is float16, JAX's float32
+    (a strict known difference: KNOWN says why)."""
+    check("where_tangent_of_a_wider_operand")
