@@ -228,7 +228,9 @@ CPU_SECONDS = {
     "test_shape20o_queries.py": 2, "test_shape20o_rows.py": 3,
     "test_bad15n_bad_inputs.py": 17,
     "test_numerics15o_battery.py": 65,
-    "test_norm15o_outputs.py": 10
+    "test_norm15o_outputs.py": 10,
+    "test_deep15r_compositions.py": 30, "test_explore15r_libraries.py": 35,
+    "test_rows20r_loops.py": 14, "test_silent15r_fuzz.py": 12,
 }
 PER_TEST = 0.08
 
