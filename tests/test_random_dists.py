@@ -204,6 +204,10 @@ GAMMA_FAMILY = {"gamma", "gamma_shape", "loggamma", "beta", "dirichlet", "chisqu
                 "generalized_normal", "ball", "double_sided_maxwell", "multivariate_normal_eigh",
                 "wald"}
 
+# the samplers built on a QR factorisation: its Householder rounding under jit depends on the
+# host CPU's kernels (3.4e-6 relative on an AMD EPYC against the values jax recorded elsewhere)
+QR_FAMILY = {"orthogonal", "orthogonal_wide"}
+
 
 def _expected(name, seed):
     dt, shape, vals = EXPECTED[(name, seed)]
@@ -233,7 +237,8 @@ def test_values_are_jax_eagerly_and_under_jit(name):
         want = _expected(name, seed)
         _close(fn(K(seed)), want, 5e-6)
         if jitted is not None:
-            _close(jitted(K(seed)), want, 2e-6 if name in GAMMA_FAMILY else None)
+            _close(jitted(K(seed)), want, 2e-6 if name in GAMMA_FAMILY else
+                   5e-6 if name in QR_FAMILY else None)
 
 
 @pytest.mark.parametrize("name,fn,dtype,expected", X64, ids=[c[0] for c in X64])
