@@ -1986,7 +1986,9 @@ def _ranges(stmts, counting=False):
         if not isinstance(s, ir.Plain):
             continue
         m = _RANGE.fullmatch(s.code.strip())
-        if m and (not counting or _one_argument(s.code.strip())):
+        call = m and _range_call(s.code.strip())
+        if call and (not counting or len(call.args) == 1 and not call.keywords and
+                     not isinstance(call.args[0], ast.Starred)):
             found.add(m.group(1))
         m = _OF_RANGE.fullmatch(s.code.strip())
         if m and (m.group(2) or m.group(3)) in found:
@@ -1994,11 +1996,12 @@ def _ranges(stmts, counting=False):
     return found
 
 
-def _one_argument(code):
-    """Whether `r = range(...)` passes range one argument."""
-    call = parsed(code).body[0].value
-    return len(call.args) == 1 and not call.keywords and \
-        not isinstance(call.args[0], ast.Starred)
+def _range_call(code):
+    """The range(...) call that `r = range(...)` binds whole, or None (`k = range(3)[i]`, an
+    int, matches _RANGE too)."""
+    value = parsed(code).body[0].value
+    return value if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and \
+        value.func.id == "range" else None
 
 
 class _RowAdds:
