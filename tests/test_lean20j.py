@@ -131,8 +131,8 @@ def test_merged_with_parentheses_where_precedence_needs_them():
 def test_a_cotangent_read_once_in_the_next_line_folded_there(x64):
     lines = _body(mse_like)
     assert lines[3:5] == ["    # Grad of: diff = pred - target; return snp.mean(diff * diff)",
-                          "    return unbroadcast(2 * diff * mean_grad(grad_seed_like(diff),"
-                          " diff), pred)"], "\n".join(lines)
+                          "    return unbroadcast(diff * mean_grad(grad_seed_like(diff), diff)"
+                          " * 2, pred)"], "\n".join(lines)
     args = [RNG.normal(size=(4, 3)), RNG.normal(size=(4, 3))]
     np.testing.assert_allclose(secant.grad(mse_like)(*args), _fd(mse_like, args, 0),
                                rtol=1e-6, atol=1e-8)
