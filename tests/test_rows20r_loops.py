@@ -13,6 +13,7 @@ import pytest
 import secant
 import secant.numpy as snp
 from tests.central_differences import grad_fd
+from tests.test_rows20q_rows import over_enumerate, over_rows, over_zip
 
 W = np.linspace(0.1, 1.0, 4)
 rng = np.random.default_rng(21)
@@ -21,31 +22,10 @@ Y = rng.normal(size=(5, 4))
 V = rng.normal(size=(5, 4))
 
 
-def over_rows(x):
-    total = 0.0
-    for row in x:
-        total = total + snp.sum(snp.tanh(row) * W)
-    return total
-
-
 def over_len(x):
     total = 0.0
     for i in range(len(x)):
         total = total + snp.sum(snp.tanh(x[i]) * W)
-    return total
-
-
-def over_enumerate(x):
-    total = 0.0
-    for i, row in enumerate(x):
-        total = total + snp.sum(snp.tanh(row) * W) * (i + 1)
-    return total
-
-
-def over_zip(x, y):
-    total = 0.0
-    for a, b in zip(x, y):
-        total = total + snp.sum(snp.tanh(a) * b)
     return total
 
 
