@@ -91,13 +91,18 @@ def run(case, name):
     harness.check(harness.as_np(got), harness.as_np(want), **harness.tolerance("grad∘grad" if name == "hessian" else name))
 
 
-def rotation(cases, transforms, per_program, thorough):
+def rotation(cases, transforms, per_program, thorough, turns=None):
     """(case, transform name) pairs a test file runs: every applicable pair when `thorough`,
     else `per_program` transforms per program, rotating so that every transform meets the
-    programs in turn."""
+    programs in turn; `turns` ({program: transform}) overrides a program's turn in the default
+    profile (a program whose turn would cost seconds where its other transforms take a
+    fraction of one: a derivative of a program that differentiates itself)."""
     names = list(transforms)
+    turns = turns or {}
     for i, case in enumerate(cases):
         todo = [n for n in names if n in applicable(case, transforms)]
+        if not thorough and case.name in turns:
+            todo = [turns[case.name]]
         for name in todo if thorough else _turn(todo, i, per_program):
             yield case, name
 
@@ -129,25 +134,26 @@ def turns(items, kinds, per_item=1):
     return out
 
 
-def pytest_params(cases, transforms, per_program, thorough, known):
+def pytest_params(cases, transforms, per_program, thorough, known, turns=None):
     """rotation's pairs as pytest params, a pair in `known` ((program, transform) -> why it
     fails today) a strict xfail."""
     import pytest
-    for case, name in rotation(cases, transforms, per_program, thorough):
+    for case, name in rotation(cases, transforms, per_program, thorough, turns):
         marks = [pytest.mark.xfail(strict=True, raises=Exception, reason=known[case.name, name])
                  ] if (case.name, name) in known else []
         yield pytest.param(case, name, id=f"{case.name}-{name}", marks=marks)
 
 
 def battery(cases, transforms, per_program, known=None, bad_inputs=None, known_bad=None,
-            refuses=None):
+            refuses=None, turns=None):
     """A battery file's tests, to bind in it: `test_program, test_bad_input = battery(...)`.
     test_program runs each (program, transform) pair of `rotation` (every applicable pair when
     HYPOTHESIS_PROFILE=thorough): a pair JAX refuses (JAX_REFUSES) must raise a SecantError, a
     pair in `known` ((program, transform) -> why it fails today) is a strict xfail.
     test_bad_input (None without a `bad_inputs` module) asserts that each of its CASES is
     classified "correct", a case in `known_bad` (id -> why) a strict xfail. `refuses` adds a
-    battery's own pairs to JAX_REFUSES."""
+    battery's own pairs to JAX_REFUSES. `turns`: {program: transform} run by default instead of
+    the program's turn (see rotation)."""
     import contextlib
     import io
     import os
@@ -157,7 +163,7 @@ def battery(cases, transforms, per_program, known=None, bad_inputs=None, known_b
     refuses = {**JAX_REFUSES, **(refuses or {})}
 
     @pytest.mark.parametrize("case, name", list(pytest_params(
-        cases, transforms, per_program, thorough, known or {})))
+        cases, transforms, per_program, thorough, known or {}, turns)))
     def test_program(x64, case, name):
         with contextlib.redirect_stdout(io.StringIO()):      # with_debug_print prints
             if (case.name, name) in refuses:
