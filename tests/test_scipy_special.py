@@ -2,6 +2,8 @@
 against scipy over hypothesis-drawn domains and at the extremes, stable derivatives in the tails,
 JAX's conventions at zero, the derivatives that are refused, jit against eager for the functions
 with loops, vmap over the non-differentiated arguments, second derivatives."""
+import os
+
 import numpy as np
 import pytest
 import scipy.special as ss
@@ -162,7 +164,12 @@ def test_entr_derivative(x64):
     assert secant.grad(special.entr)(0.0) == np.inf
 
 
-@SETTINGS
+# (each example runs gammainc's derivative loops eagerly under vmap and compiles the jitted
+# one for its x's size: 16 CPU s for the default profile's 25 examples, so 10 there; the
+# thorough profile's 10,000 as every property)
+@settings(SETTINGS, max_examples=(settings().max_examples
+                                  if os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+                                  else min(10, settings().max_examples)))
 @given(st.floats(0.01, 300), floats(1e-3, 3))
 def test_gammainc_derivative_in_a_against_scipy_finite_differences(x64, a, x):
     """d/da P(a, x) against Richardson-extrapolated central differences of scipy's P (of Q where
