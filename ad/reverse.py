@@ -1975,14 +1975,18 @@ def arrays_read(stmts):
 
 _RANGE = re.compile(r"(\w+) = range\(.*")
 _OF_RANGE = re.compile(r"(\w+) = list\((?:(\w+)|reversed\((\w+)\))\)")
+_CHUNKS = re.compile(r"(\w+) = list\(reversed\(row_chunks\((\w+)\)\)\)")
 
 
 def _ranges(stmts, counting=False):
     """The names bound to a range(...), or to list(r) or list(reversed(r)) of one (a
-    derivative's `items = list(i_range)`): sequences of distinct ints. counting: only a
+    derivative's `items = list(i_range)`), or looping over list(reversed(row_chunks(r))) of
+    one: sequences of distinct ints. counting: only a
     range(n) of one argument, 0, 1, ..., n - 1 (rows distinct as negative ones are not)."""
-    found = set()
+    found, chunks = set(), set()
     for s in ir.nested(stmts):
+        if isinstance(s, ir.For) and s.iterable in chunks and s.target.isidentifier():
+            found.add(s.target)     # (each a piece of a range: distinct ints, ascending)
         if not isinstance(s, ir.Plain):
             continue
         m = _RANGE.fullmatch(s.code.strip())
@@ -1993,6 +1997,9 @@ def _ranges(stmts, counting=False):
         m = _OF_RANGE.fullmatch(s.code.strip())
         if m and (m.group(2) or m.group(3)) in found:
             found.add(m.group(1))
+        m = _CHUNKS.fullmatch(s.code.strip())   # (a derivative's reverse loop over row_chunks,
+        if m and m.group(2) in found:           # differentiated again)
+            chunks.add(m.group(1))
     return found
 
 

@@ -19,10 +19,10 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from secant.ad.helpers import row_chunks
 
 import secant
 import secant.numpy as snp
-from secant.ad.helpers import row_chunks
 from tests.central_differences import grad_fd
 
 rng = np.random.default_rng(20)
@@ -227,3 +227,27 @@ def test_peak_memory_of_a_row_loop_gradient():
     np.testing.assert_allclose(np.asarray(g(x)), _by_hand(x), rtol=1e-4, atol=1e-6)
     ratio = _peak(g, x) / _peak(_by_hand, x)
     assert ratio < 4.0, ratio
+
+
+# --- higher order ----------------------------------------------------------------------------
+def test_grad_of_grad_over_three_chunks(x64):
+    """70 rows: three chunks (32, 32, 6). The second-order reverse loops over each chunk's rows
+    add them after the chunk too (a loop over row_chunks' pieces reads as one over a range),
+    no scatter of the whole cotangent per row."""
+    x = np.random.default_rng(6).normal(size=(70, 3))
+    w = np.array([0.5, -1.0, 2.0])
+    v = np.random.default_rng(7).normal(size=x.shape)
+
+    def f(x):
+        total = 0.0
+        for row in x:
+            total = total + snp.sum(snp.tanh(row) * w)
+        return total
+    want = -2 * _t(x) * (1 - _t(x) ** 2) * w * v
+    gg = secant.grad(lambda x: snp.sum(secant.grad(f)(x) * v))
+    _close(gg(x), want)
+    _close(secant.jit(gg)(x), want)
+    _close(secant.vmap(secant.grad(f))(np.stack([x, -x])),
+           np.stack([(1 - _t(x) ** 2) * w, (1 - _t(-x) ** 2) * w]))
+    src = secant.source(secant.transforms.generate(secant.grad(f), (0,), "vjp"))
+    assert src.count("add_rows(") == 3 and "add_at(" not in src and ".at[i_1]" not in src
