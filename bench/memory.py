@@ -87,7 +87,7 @@ def row_loop(n=10_000):
     import row_loops
     x = np.random.default_rng(0).normal(size=(n, row_loops.D)).astype(np.float32)
     g = secant.grad(row_loops.over_rows)
-    row(f"{n}-step for row in x ({row_loops.D} floats a row)", peak_kib(lambda: g(x)),
+    row(f"{n}-row for row in x ({row_loops.D} floats)", peak_kib(lambda: g(x)),
         peak_kib(lambda: row_loops.row_sum_grad_by_hand(x)))
 
 
