@@ -233,7 +233,7 @@ CPU_SECONDS = {
     "test_numerics15o_battery.py": 65,
     "test_norm15o_outputs.py": 10,
     "test_deep15r_compositions.py": 30, "test_explore15r_libraries.py": 35,
-    "test_rows20r_loops.py": 14, "test_silent15r_fuzz.py": 12,
+    "test_rows20r_loops.py": 14, "test_silent15r_fuzz.py": 12, "test_rows20s_chunks.py": 12,
 }
 PER_TEST = 0.08
 
