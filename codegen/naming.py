@@ -138,7 +138,7 @@ def versions_dropped(source, versions):
             text = lines[line - 1]
             lines[line - 1] = text[:col] + table[name] + text[col + len(name):]
             edits.setdefault(line, []).append((col, len(table[name]) - len(name)))
-    for row, change in _realigned(_edited_statements_tokens(source, fdef, edits),
+    for row, change in _realigned(_edited_statements_tokens(source, tree, edits),
                                   edits).items():
         text = lines[row - 1]
         lines[row - 1] = " " * change + text if change > 0 else text[-change:]
@@ -214,7 +214,7 @@ def _tokens(source):
     return out
 
 
-def _edited_statements_tokens(source, fdef, edits):
+def _edited_statements_tokens(source, tree, edits):
     """_tokens(source)'s tokens of the statements spanning several rows with a row in `edits`
     (a compound statement's header alone, its body's statements each on their own): only
     there can a row continue a statement aligned under a moved bracket (_realigned; each
@@ -223,8 +223,8 @@ def _edited_statements_tokens(source, fdef, edits):
     where its rows are not plain `\\n`-ended rows, or a statement's span is not read here."""
     if re.search(r"[\r\x0b\x0c\x1c-\x1e]", source):
         return _tokens(source)
-    spans = []
-    todo = [fdef]
+    spans, rows = [], source.split("\n")
+    todo = list(tree.body)
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
@@ -236,14 +236,18 @@ def _edited_statements_tokens(source, fdef, edits):
         if not blocks:                                  # a simple statement
             spans.append((node.lineno, node.end_lineno))
             continue
-        heads = [(node.lineno, node.body[0].lineno - 1)] + [
-            (h.lineno, h.body[0].lineno - 1) for h in getattr(node, "handlers", ())]
-        spans += [(a, max(a, b)) for a, b in heads]
+        heads = [(node, node.body[0])] + [(h, h.body[0]) for h in getattr(node, "handlers", ())]
+        for head, first in heads:
+            if rows[first.lineno - 1][:first.col_offset].strip():
+                return _tokens(source)      # (a body on its header's row: `if c: x = 1`)
+            spans.append((head.lineno, max(head.lineno, first.lineno - 1)))
         for block in blocks:
             todo.extend(block)
-    rows = source.split("\n")
-    out = []
+    out, last = [], 0
     for a, b in sorted(spans):
+        if a <= last:
+            return _tokens(source)          # (statements sharing a row: `a = f(x,` `y); b = 1`)
+        last = b
         if b > a and any(r in edits for r in range(a, b + 1)):
             out += [(kind, text, (row + a - 1, col))
                     for kind, text, (row, col) in _tokens("\n".join(rows[a - 1:b]) + "\n")]
