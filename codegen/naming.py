@@ -138,7 +138,8 @@ def versions_dropped(source, versions):
             text = lines[line - 1]
             lines[line - 1] = text[:col] + table[name] + text[col + len(name):]
             edits.setdefault(line, []).append((col, len(table[name]) - len(name)))
-    for row, change in _realigned(_tokens(source), edits).items():
+    for row, change in _realigned(_edited_statements_tokens(source, tree, edits),
+                                  edits).items():
         text = lines[row - 1]
         lines[row - 1] = " " * change + text if change > 0 else text[-change:]
     return "".join(lines)
@@ -210,6 +211,46 @@ def _tokens(source):
             out.append((kind, text, (row, m.start() - start)))
             if kind == "s" and "\n" in text:
                 row, start = row + text.count("\n"), m.start() + text.rfind("\n") + 1
+    return out
+
+
+def _edited_statements_tokens(source, tree, edits):
+    """_tokens(source)'s tokens of the statements spanning several rows with a row in `edits`
+    (a compound statement's header alone, its body's statements each on their own): only
+    there can a row continue a statement aligned under a moved bracket (_realigned; each
+    statement's brackets close within it). A long grad's source is mostly one-row statements:
+    its tokenization was a quarter of versions_dropped's time (issue 19). The whole source's
+    where its rows are not plain `\\n`-ended rows, or a statement's span is not read here."""
+    if re.search(r"[\r\x0b\x0c\x1c-\x1e]", source):
+        return _tokens(source)
+    spans, rows = [], source.split("\n")
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                node.decorator_list or isinstance(node, ast.Match):
+            return _tokens(source)
+        blocks = [getattr(node, f) for f in ("body", "orelse", "finalbody")
+                  if isinstance(getattr(node, f, None), list)]
+        blocks += [h.body for h in getattr(node, "handlers", ())]
+        if not blocks:                                  # a simple statement
+            spans.append((node.lineno, node.end_lineno))
+            continue
+        heads = [(node, node.body[0])] + [(h, h.body[0]) for h in getattr(node, "handlers", ())]
+        for head, first in heads:
+            if rows[first.lineno - 1][:first.col_offset].strip():
+                return _tokens(source)      # (a body on its header's row: `if c: x = 1`)
+            spans.append((head.lineno, max(head.lineno, first.lineno - 1)))
+        for block in blocks:
+            todo.extend(block)
+    out, last = [], 0
+    for a, b in sorted(spans):
+        if a <= last:
+            return _tokens(source)          # (statements sharing a row: `a = f(x,` `y); b = 1`)
+        last = b
+        if b > a and any(r in edits for r in range(a, b + 1)):
+            out += [(kind, text, (row + a - 1, col))
+                    for kind, text, (row, col) in _tokens("\n".join(rows[a - 1:b]) + "\n")]
     return out
 
 

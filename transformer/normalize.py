@@ -1846,7 +1846,7 @@ class Normaliser(ContainerMixin):
         # in `if i > 0: d = v - prev` / `prev = v`: the previous iteration's value)
         own, every, stored = self._loop_stores(stmt, body, target_id)
 
-        read_first = _first_reads(body, stored & (set(self.current) | own))
+        read_first = self._loop_first_reads(stmt, body, stored & (set(self.current) | own))
         assigned = sorted(n for n in stored if n in read_first
                           or (n in self.current and n in tested) or n in used_after)
         # the names `unpack` binds from each item (`for w in ws`, `for g in fs` over a list or
@@ -2005,6 +2005,21 @@ class Normaliser(ContainerMixin):
         # freed one's address is another body)
         memo[id(stmt)] = (stmt, body, tuple(body), target_id, (own, every, stored))
         return own, every, stored
+
+    def _loop_first_reads(self, stmt, body, names):
+        """_first_reads(body, names), kept per loop statement and names while its body is the
+        same list of the same statements, as _loop_stores: each enclosing loop's pass asks
+        again, and each answer walks the whole nested body (the loop nested d deep asked d
+        times: cubic in the depth, issue 19)."""
+        memo = self.__dict__.setdefault("_loop_reads", {})
+        key = (id(stmt), frozenset(names))
+        got = memo.get(key)
+        if got is not None and got[0] is stmt and got[1] is body and \
+                len(got[2]) == len(body) and all(a is b for a, b in zip(got[2], body)):
+            return set(got[3])
+        out = _first_reads(body, names)
+        memo[key] = (stmt, body, tuple(body), frozenset(out))
+        return out
 
     def _loop_pass(self, stmt, target_id, body, unpack, loop_names, before):
         """One pass of _loop over the body: (the target, the while test, the header's

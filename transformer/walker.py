@@ -303,10 +303,13 @@ def _effect(code):
     return bool(code.startswith(("return", "@")) or _MUTATES.search(code)), _kills(code)
 
 
-def _block_tree(lines, i, stop, _):
+def _block_tree(lines, i, stop, ends):
     """lines[i:stop] as a list of nodes: a statement's index; (header index, body nodes,
     else index or None, else nodes) for a block. None for a structure it does not read (an
-    `else:` of a loop)."""
+    `else:` of a loop). `ends` (None at the top: _block_ends): where each block line's block
+    ends."""
+    if ends is None:
+        ends = _block_ends(lines)
     nodes = []
     while i < stop:
         ln = lines[i]
@@ -317,27 +320,41 @@ def _block_tree(lines, i, stop, _):
             continue
         if ln.code == "else:":
             return None
-        end = i + 1
-        while end < stop and (lines[end].kind in ("comment", "blank") or
-                              lines[end].indent > ln.indent):
-            end += 1
-        body = _block_tree(lines, i + 1, end, None)
+        end = min(ends[i], stop)
+        body = _block_tree(lines, i + 1, end, ends)
         els, orelse = None, []
         if end < stop and lines[end].kind == "block" and lines[end].code == "else:" and \
                 lines[end].indent == ln.indent:
             if not ln.code.startswith("if "):
                 return None
-            els, end2 = end, end + 1
-            while end2 < stop and (lines[end2].kind in ("comment", "blank") or
-                                   lines[end2].indent > ln.indent):
-                end2 += 1
-            orelse = _block_tree(lines, end + 1, end2, None)
+            els, end2 = end, min(ends[end], stop)
+            orelse = _block_tree(lines, end + 1, end2, ends)
             end = end2
         if body is None or orelse is None:
             return None
         nodes.append((i, body, els, orelse))
         i = end
     return nodes
+
+
+def _block_ends(lines):
+    """{i: the index of the first line after lines[i] that is neither a comment nor blank and
+    is indented no deeper (len(lines) if none)} for each block line i: where its block ends.
+    One backward pass with a stack (each block's own scan to its end walked every line of a
+    block nested d deep d times, issue 19)."""
+    ends, stack = {}, []        # stack: statement and block lines after i, indents ascending
+    for i in range(len(lines) - 1, -1, -1):
+        ln = lines[i]
+        if ln.kind in ("comment", "blank"):
+            continue
+        if ln.kind == "block":
+            while stack and lines[stack[-1]].indent > ln.indent:
+                stack.pop()
+            ends[i] = stack[-1] if stack else len(lines)
+        while stack and lines[stack[-1]].indent >= ln.indent:
+            stack.pop()
+        stack.append(i)
+    return ends
 
 
 def unread_targets_unnamed(lines):
