@@ -1,0 +1,227 @@
+"""Python state read or set by a callee of a callee of the transformed function (issue 15,
+state15s): a nonlocal counter of a closure (flax's per-layer rng `fold_in(key, counter)`),
+a global counter, an attribute counter, two and three calls deep, under grad, vjp, jvp, vmap,
+jit(grad) and jacrev. Each derivative against float64 central differences of a Python run of
+the same program, each count after the call against Python's.
+
+A nested def that rebinds a local of its function through `nonlocal` and returns a value is
+rewritten to take that state first and return it after its value (transformer/nonlocals.py
+thread_rebound): `h = dropout(x)` -> `dropout_out, counter = dropout(counter, x)`, so the
+state is data every transform follows to any depth; before, ad/reverse.py refused ('counter
+is read before the function sets it')."""
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as snp
+from tests.central_differences import grad_fd
+
+X = np.array([0.3, -1.2, 2.0])
+TRANSFORMS = ["grad", "vjp", "jvp", "vmap", "jit_grad", "jacrev"]
+
+
+# --- nonlocal counters of a closure -----------------------------------------------------------
+
+def apply(x, deterministic=False):
+    counter = 0
+
+    def dropout(h, rate=0.5):           # (a default, an early return: flax's shape)
+        nonlocal counter
+        if deterministic:
+            return h
+        scale = counter + rate
+        counter += 1
+        return snp.sin(h) * scale
+
+    h = dropout(snp.cos(x) * 1.5)
+    h = dropout(h * 2.0) + counter      # (the state read after the call: 2)
+    return h, counter
+
+
+def two_deep(x):
+    return snp.sum(apply(x)[0])
+
+
+def model(x):
+    return apply(x * 0.5)[0] + apply(x)[0]
+
+
+def three_deep(x):
+    return snp.sum(model(x) ** 2)
+
+
+def reads_before(x):        # the state read before the call in the same statement
+    n = 0
+
+    def step(h):
+        nonlocal n
+        n += 1
+        return snp.sin(h) * n
+
+    y = n + step(x)
+    return snp.sum(y * step(snp.cos(x) + step(x)))
+
+
+def with_count(x):          # has_aux: the count the call left, Python's
+    out, count = apply(x)
+    return snp.sum(out), count
+
+
+def _run(transform, f, x):
+    if transform == "grad":
+        return secant.grad(f)(x)
+    if transform == "jit_grad":
+        return secant.jit(secant.grad(f))(x)
+    if transform == "jacrev":
+        return secant.jacrev(f)(x)
+    if transform == "vjp":
+        return secant.vjp(f, x)[1](1.0)[0]
+    if transform == "jvp":
+        return np.array([float(secant.jvp(f, (x,), (e,))[1]) for e in np.eye(x.size)])
+    assert transform == "vmap"
+    return secant.vmap(f)(np.stack([x, 0.5 * x]))
+
+
+def _check(transform, f, x, python):
+    got = np.asarray(_run(transform, f, x))
+    if transform == "vmap":
+        want = [python(x), python(0.5 * x)]
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    else:
+        np.testing.assert_allclose(got, grad_fd(python, x), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("transform", TRANSFORMS)
+@pytest.mark.parametrize("f", [two_deep, three_deep, reads_before])
+def test_nonlocal_counter_of_a_closure_deep(x64, f, transform):
+    _check(transform, f, X, lambda v: float(f(v)))
+
+
+def test_nonlocal_count_is_pythons(x64):
+    """The count the closure left is Python's (2), eagerly, under jit and as grad's aux."""
+    assert int(apply(X)[1]) == 2
+    g, count = secant.grad(with_count, has_aux=True)(X)
+    assert int(count) == 2
+    np.testing.assert_allclose(np.asarray(g), grad_fd(lambda v: float(with_count(v)[0]), X),
+                               rtol=1e-6)
+    (v, count), g2 = secant.jit(secant.value_and_grad(with_count, has_aux=True))(X)
+    assert int(count) == 2
+    np.testing.assert_allclose(np.asarray(g2), np.asarray(g), rtol=1e-12)
+    np.testing.assert_allclose(float(v), float(with_count(X)[0]), rtol=1e-12)
+
+
+def test_deterministic_flag_still_reads_the_closure(x64):
+    det = secant.grad(lambda x: snp.sum(apply(x, True)[0]))(X)
+    # dropout returns h unchanged: sum(1.5 cos(x) * 2 + 0) -> -3 sin(x)
+    np.testing.assert_allclose(np.asarray(det), -3.0 * np.sin(X), rtol=1e-12)
+
+
+def test_the_closure_reads_as_code(x64):
+    """The derivative's source calls the closure with its counter and rebinds it."""
+    text = secant.source(secant.grad(reads_before))
+    assert "step(n" in text and "nonlocal" not in text
+
+
+def behind_a_condition(x):          # Python may skip the call: not rewritten, still refused
+    n = 0
+
+    def step(h):
+        nonlocal n
+        scale = n + 1.0
+        n += 1
+        return snp.sin(h) * scale
+
+    y = step(x) if x[0] > 0 else x
+    return snp.sum(y * step(x))
+
+
+def test_call_behind_a_condition_still_refused(x64):
+    with pytest.raises(secant.SecantError, match="read before the function sets it") as e:
+        secant.grad(behind_a_condition)(X)
+    assert __file__ in str(e.value)
+    np.testing.assert_allclose(np.asarray(secant.jvp(behind_a_condition, (X,), (X,))[1]),
+                               grad_fd(lambda v: float(behind_a_condition(v)), X) @ X,
+                               rtol=1e-6)
+
+
+# --- global and attribute counters, two and three calls deep ----------------------------------
+
+calls = 0
+
+
+def leaf(x):
+    global calls
+    scale = calls + 1.0
+    calls += 1
+    return snp.sin(x) * scale
+
+
+def middle(x):
+    return leaf(x) * 2.0
+
+
+def top(x):
+    return middle(x) + 1.0
+
+
+def global_two(x):
+    return snp.sum(leaf(x) + leaf(x * 1.5))
+
+
+def global_three(x):
+    return snp.sum(top(x) * top(x * 1.5))
+
+
+class Layer:
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, x):
+        scale = self.calls + 1.0
+        self.calls += 1
+        return snp.sin(x) * scale
+
+
+layer = Layer()
+
+
+def through_layer(x):
+    return layer(x) * 2.0
+
+
+def attribute_two(x):
+    return snp.sum(through_layer(x) * through_layer(x * 1.5))
+
+
+def _reset():
+    global calls
+    calls = 0
+    layer.calls = 0
+
+
+def _count():
+    return calls + layer.calls
+
+
+@pytest.mark.parametrize("transform", TRANSFORMS)
+@pytest.mark.parametrize("f", [global_two, global_three, attribute_two])
+def test_counter_deep_matches_python(x64, f, transform):
+    def python(v):
+        _reset()
+        return float(f(v))
+    python(X)
+    want = _count()
+    assert want == 2
+    runs = X.size if transform == "jvp" else 1      # (one jvp per basis vector below)
+    _reset()
+    _check(transform, f, X, python) if transform != "jvp" else None
+    if transform == "jvp":      # (each jvp call is a call: the count from 0 each time)
+        for e in np.eye(X.size):
+            _reset()
+            t = float(secant.jvp(f, (X,), (e,))[1])
+            assert _count() == want
+            np.testing.assert_allclose(t, grad_fd(python, X) @ e, rtol=1e-6)
+        return
+    _reset()
+    _run(transform, f, X)
+    assert _count() == want * runs
