@@ -474,22 +474,22 @@ FORWARD_FALLBACK_LIMIT = 4096
 
 
 def _forward_instead(fn, wrt, mode, has_aux, tuple_out, staged, batch, error):
-    """grad (value_and_grad) of a scalar function whose reverse pass would read Python state again at another
-    time than the user's call (a counter's function called twice, in a loop, by a callee:
+    """grad (value_and_grad; has_aux, argnums a tuple) of a scalar function whose reverse pass
+    would read Python state again at another time than the user's call (a counter's function called twice, in a loop, by a callee:
     ad/reverse.py _state_error): its Jacobian by forward mode, the jvp over the input's basis,
     which runs the function once, as JAX's grad does, written as its source
     (_jacobian_source). Other modes raise `error`, and so does jit of a function with a
     while loop: the staged jvp's loop, batched over the basis, runs its body's Python once
     (jit(jacfwd(f)) of such a loop reads the counter once: a known gap, state15o)."""
     if not getattr(error, "state_rerun", False) or mode not in ("grad", "value_and_grad") \
-            or has_aux or tuple_out \
-            or batch is not None or len(wrt) != 1 or not isinstance(fn, types.FunctionType) \
-            or staged and _has_while(fn):
+            or batch is not None or not wrt or len(wrt) != 1 and not tuple_out \
+            or not isinstance(fn, types.FunctionType) or staged and _has_while(fn):
         raise error
-    key = (fn, wrt[0], mode, FORWARD_FALLBACK_LIMIT)
+    argnums = tuple(wrt) if tuple_out else wrt[0]   # (argnums=(0, 1): a tuple of gradients)
+    key = (fn, argnums, mode, has_aux, FORWARD_FALLBACK_LIMIT)
     hit = _FORWARD_GRADS.get(key)
     if hit is None:
-        hit = _jacobian_source(_Jacobian(fn, wrt[0], False, "jacfwd"), grad=mode)
+        hit = _jacobian_source(_Jacobian(fn, argnums, has_aux, "jacfwd"), grad=mode)
         if hit is None:
             raise error
         if len(_FORWARD_GRADS) > 256:
@@ -4896,14 +4896,15 @@ def _jacobian_source(jac, grad=None):
         body = [f"{basis} = basis_like({x})",                  # not per basis vector)
                 f"_, {columns}{f', {aux}' if aux else ''} = {each}({args}, {tangents})",
                 f"return from_columns({columns}, {x}){f', {aux}' if aux else ''}"]
-        if grad:        # (jac.has_aux is False: _forward_instead refuses has_aux)
+        if grad:        # (has_aux: the aux of the one run, returned beside the gradient)
             out = names.fresh("out")
+            kept = f", {aux}" if aux else ""
             body = ["# by forward mode: the reverse pass would read Python state (a counter)",
                     f"# again, after later calls changed it: one jvp per element of {x}",
                     f"{basis} = basis_like({x}, limit={FORWARD_FALLBACK_LIMIT})",
-                    f"{out}, {columns} = {each}({args}, {tangents})",
+                    f"{out}, {columns}{kept} = {each}({args}, {tangents})",
                     f"grad_seed({out}[0])  # (a real scalar output, or refused)",
-                    f"return from_columns({columns}, {x})"]
+                    f"return from_columns({columns}, {x}){kept}"]
             # (the seed checked, not multiplied in: the gradient of a dict input is a dict)
             if grad == "vjp":       # (its output and Jacobian, from the one run)
                 body[-2:] = [f"return {out}[0], from_columns({columns}, {x})"]
@@ -4911,7 +4912,8 @@ def _jacobian_source(jac, grad=None):
                 value = names.fresh("value")
                 body[-2:] = [f"{value} = {out}[0]",
                              f"grad_seed({value})  # (a real scalar output, or refused)",
-                             f"return {value}, from_columns({columns}, {x})"]
+                             f"return {f'({value}, {aux})' if aux else value}, "
+                             f"from_columns({columns}, {x})"]
         plain = jac.fun
         if any(p.default is not p.empty for p in params):     # (its jvp's tangents then come
             plain = load_generated(                             # by keyword: all positional)

@@ -225,3 +225,35 @@ def test_counter_deep_matches_python(x64, f, transform):
     _reset()
     _run(transform, f, X)
     assert _count() == want * runs
+
+
+def with_aux(x, y):
+    return global_three(x * y), snp.sum(x) + calls     # (aux: the count after the call)
+
+
+@pytest.mark.parametrize("how", ["grad", "value_and_grad", "jit_grad"])
+def test_counter_deep_with_aux_and_two_argnums(x64, how):
+    """has_aux and argnums=(0, 1) of a counter's function three calls deep: refused before
+    ('top reads state it sets'); by forward mode now (one run of the Python), as plain grad
+    of it was: both gradients against central differences, the aux and the count Python's."""
+    def python(x, y):
+        _reset()
+        return float(with_aux(x, y)[0])
+    y = 1.3
+    want_x = grad_fd(python, X, y)
+    h = 1e-6
+    want_y = (python(X, y + h) - python(X, y - h)) / (2 * h)
+    _reset()
+    made = {"grad": secant.grad, "value_and_grad": secant.value_and_grad,
+            "jit_grad": lambda f, **k: secant.jit(secant.grad(f, **k))}[how](
+        with_aux, argnums=(0, 1), has_aux=True)
+    got = made(X, y)
+    assert _count() == 2
+    if how == "value_and_grad":
+        (value, aux), (gx, gy) = got
+        np.testing.assert_allclose(float(value), python(X, y), rtol=1e-12)
+    else:
+        (gx, gy), aux = got
+    np.testing.assert_allclose(float(aux), X.sum() + 2, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(gx), want_x, rtol=1e-6)
+    np.testing.assert_allclose(float(gy), want_y, rtol=1e-6)
