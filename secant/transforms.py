@@ -453,6 +453,9 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     secant/batch.py)."""
     answer = getattr(fn, "__secant_answer__", None)     # (a derivative _Answer wraps)
     fn = getattr(fn, "__secant_answers__", fn)
+    lazy = getattr(fn, "__secant_lazy__", None)     # (grad of a function traced on each
+    if lazy is not None:                            # call, built lazily: its trace's now)
+        fn = lazy()
     with _gc_paused():
         try:
             gen = _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch)
@@ -543,7 +546,7 @@ def _generate_cached_unwrapped(fn, wrt, mode, has_aux, tuple_out, staged, batch)
             return _stamped(hit, fn)
         gen = _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch)
         if not isinstance(gen, _Recursive) and fn not in _TRACED_PER_CALL \
-                and fn not in _TRACED_WITH_ARGUMENTS:
+                and fn not in _TRACED_WITH_ARGUMENTS and not hasattr(gen, "__secant_lazy__"):
             code_cache.remember(fn, gen, tuple(wrt), mode, has_aux, tuple_out, staged, batch)
         return _stamped(gen, fn)
     return _stamped(_generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch), fn)
@@ -565,10 +568,13 @@ def _stamped(gen, fn):
 
 def _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch):
     why = _TRACED_PER_CALL.get(fn) if isinstance(fn, types.FunctionType) else None
+    outermost = not _generating.__dict__.get("depth", 0)
+    if why is not None and outermost and _lazy_build.__dict__.get("on") and \
+            mode in ("grad", "value_and_grad"):     # (built: traced when it is called)
+        return _lazily_traced(fn, why, wrt, mode, has_aux, tuple_out)
     if why is not None:         # values pass through a global: the derivative of its trace now
         from secant.transformer.trace_source import retraced
         fn = retraced(fn, why)
-    outermost = not _generating.__dict__.get("depth", 0)
     if outermost and isinstance(fn, types.FunctionType) and fn not in _TRACED_WITH_ARGUMENTS:
         whole = _escalated_origin(fn)       # (its functionalised form, while jit traces)
         if whole is not None and mode in _PER_CALL_MODES:
@@ -585,6 +591,8 @@ def _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch):
         return _answered_by_trace(gen, fn, (mode, tuple(wrt), has_aux, tuple_out, staged, batch))
     except SecantError as e:
         e.per_call_function = None      # (a callee's: not this function's)
+        if outermost and _lazy_build.__dict__.get("on") and _traces_lazily(fn, e, mode):
+            return _lazily_traced(fn, e.global_flow, wrt, mode, has_aux, tuple_out)
         traced = _traced_instead(fn, e)
         if traced is None:
             # traced for each call's arguments: the function the transform was asked for, or
@@ -924,14 +932,37 @@ def _per_call_dispatcher(fn, wrt, mode, has_aux, tuple_out, staged, batch):
     if hit is not None:
         return hit
     why, error = _TRACED_WITH_ARGUMENTS[fn]
-    sig = inspect.signature(fn, follow_wrapped=False)
-    params = list(sig.parameters.values())
+    params = list(inspect.signature(fn, follow_wrapped=False).parameters.values())
     if mode not in _PER_CALL_MODES or any(
             p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
         raise error
     names = Names([p.name for p in params] + ["per_call", "fn_", "how_"])
-    out_bar = names.fresh("out_bar")
     free = {"per_call": _traced_for_call, "fn_": fn}
+    head, call = _dispatcher_signature(fn, params, wrt, mode, names, free)
+    arguments = ", ".join(f"{p.name}={p.name}" for p in params)
+    what = {"vmap": "batched form", "value_and_grad": "value and gradient",
+            "replay": "forward pass"}.get(mode, mode.partition("_")[0])
+    name = _generated_name(fn.__name__ if fn.__name__.isidentifier() else "f", mode)
+    free["how_"] = (mode, tuple(wrt), has_aux, tuple_out, staged, batch)
+    look = f"per_call(fn_, how_, {arguments})"
+    source = (f"def {name}{inspect.Signature(head)}:\n"
+              f"    # {fn.__name__} is traced for each call's arguments ({why}): its {what} is "
+              f"made from that trace\n"
+              f"    return {look}({', '.join(call)})\n")
+    gen = _internal(load_generated(source, name, {}, free))
+    gen.__secant_out_batched__ = True
+    gen.__secant_traced_with_arguments__ = fn
+    if fn in _ESCALATED:
+        gen.__secant_guards__ = (_NotEscalated(fn, escalated=True),)
+    _per_call_dispatchers[key] = gen
+    return gen
+
+
+def _dispatcher_signature(fn, params, wrt, mode, names, free):
+    """(the parameters of a dispatcher standing for the `mode` form of fn, the arguments it
+    passes on) for fn's `params`: a vjp's cotangent (and given output) first, a jvp's tangents
+    after the positional parameters; a default kept in `free`, shown as its name."""
+    out_bar = names.fresh("out_bar")
     head, call = [], []
     for p in params:
         if p.default is not p.empty:
@@ -951,22 +982,55 @@ def _per_call_dispatcher(fn, wrt, mode, has_aux, tuple_out, staged, batch):
         head[at:at] = [inspect.Parameter(d, inspect.Parameter.KEYWORD_ONLY if keyword else
                                          inspect.Parameter.POSITIONAL_OR_KEYWORD) for d in dots]
         call[at:at] = [f"{d}={d}" if keyword else d for d in dots]
-    arguments = ", ".join(f"{p.name}={p.name}" for p in params)
-    what = {"vmap": "batched form", "value_and_grad": "value and gradient",
-            "replay": "forward pass"}.get(mode, mode.partition("_")[0])
+    return head, call
+
+
+# grad and value_and_grad being built (_eager_generated): a function traced on each call is
+# then traced at its first call, not at the build (_lazily_traced)
+_lazy_build = threading.local()
+
+
+def _traces_lazily(fn, error, mode):
+    """Whether the build of grad/value_and_grad of the user's `fn`, whose source transform
+    raised `error`, leaves its trace (_traced_instead) to the first call."""
+    return mode in ("grad", "value_and_grad") and isinstance(fn, types.FunctionType) \
+        and getattr(error, "global_flow", None) is not None \
+        and getattr(fn, "__secant_rewritten_from__", None) is None \
+        and getattr(fn, "__secant_specialises__", None) is None \
+        and getattr(fn, "__secant_traced__", None) is None \
+        and (fn.__module__ or "").split(".")[0] != "secant" and not _generated_code(fn) \
+        and fn not in _TRACED_WITH_ARGUMENTS and not any(
+            p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            for p in inspect.signature(fn, follow_wrapped=False).parameters.values())
+
+
+def _lazily_traced(fn, why, wrt, mode, has_aux, tuple_out):
+    """grad (value_and_grad) of `fn`, a function traced on each call (_traced_instead: a
+    value passes through a global, or a callee changes Python state), built without running
+    it, as JAX's grad runs nothing until it is called: generated code that, at each call,
+    takes fn's trace once (once_per_call: the guard asking for it again gets the same one) and
+    calls the derivative of that trace; a transform of it transforms that derivative. The
+    first call transforms fn as the build did before (its source transform refused, then
+    _traced_instead), so where the trace fails fn is traced for each call's arguments, or
+    refused, as before."""
+    params = list(inspect.signature(fn, follow_wrapped=False).parameters.values())
+    names = Names([p.name for p in params] + ["made_"])
+    how = (tuple(wrt), mode, has_aux, tuple_out)
+
+    def made():
+        from secant.transformer.trace_source import once_per_call
+        with once_per_call():       # (its first call: the source transform fails again)
+            return generate(fn, *how)
+    free = {"made_": made}
+    head, call = _dispatcher_signature(fn, params, wrt, mode, names, free)
+    what = "value and gradient" if mode == "value_and_grad" else mode
     name = _generated_name(fn.__name__ if fn.__name__.isidentifier() else "f", mode)
-    free["how_"] = (mode, tuple(wrt), has_aux, tuple_out, staged, batch)
-    look = f"per_call(fn_, how_, {arguments})"
     source = (f"def {name}{inspect.Signature(head)}:\n"
-              f"    # {fn.__name__} is traced for each call's arguments ({why}): its {what} is "
-              f"made from that trace\n"
-              f"    return {look}({', '.join(call)})\n")
+              f"    # {fn.__name__} is traced on each call ({why}): its {what} is made from "
+              f"that trace when it is called\n"
+              f"    return made_()({', '.join(call)})\n")
     gen = _internal(load_generated(source, name, {}, free))
-    gen.__secant_out_batched__ = True
-    gen.__secant_traced_with_arguments__ = fn
-    if fn in _ESCALATED:
-        gen.__secant_guards__ = (_NotEscalated(fn, escalated=True),)
-    _per_call_dispatchers[key] = gen
+    gen.__secant_lazy__ = made      # (what a transform of it transforms: generate)
     return gen
 
 
@@ -3486,7 +3550,12 @@ def _eager_generated(base, positions, mode, has_aux, tuple_out, own_code):
         if gen is not None:     # (what it is made from, as _generate_cached records: restaged)
             gen.__secant_made_from__ = (base, tuple(positions), mode, has_aux, tuple_out, None)
             return gen
-    gen = generate(base, positions, mode, has_aux, tuple_out)
+    was = _lazy_build.__dict__.get("on", False)
+    _lazy_build.on = True
+    try:
+        gen = generate(base, positions, mode, has_aux, tuple_out)
+    finally:
+        _lazy_build.on = was
     if name is not None:
         gen_index.store(name, base, gen)
     return gen
@@ -3900,6 +3969,9 @@ def source(fn, stage="generated"):
         raise error
     target = getattr(fn, "__secant_shows__", None) or (
         _unwrap(fn) if getattr(fn, "__secant_generated__", None) else fn)
+    lazy = getattr(target, "__secant_lazy__", None)
+    if lazy is not None:    # (grad of a function traced on each call: its trace taken now,
+        target = lazy()     # as jax.make_jaxpr traces, and the derivative of that shown)
     if inspect.isfunction(target) and getattr(target, "__secant_source__", None) is None:
         target = _faithful(target)      # its trace, when its own text is absent or stale
         if getattr(target, "__secant_source__", None) is None:   # (never __wrapped__'s text)
