@@ -650,20 +650,39 @@ class ReverseBuilder(Walker, StackReverse):
                 op.forward_lines = []
             pattern = targets if len(op.targets) == 1 else f"({targets})"
             st, d = op.statics, op.operands
+            functions = self._recomputed(op)
             if op.op == "fori_loop":
                 call = (f"fori_loop_with_carries({st['lower']}, {st['upper']}, "
-                        f"{st['functions'][0]}, {src(d['init'])})")
+                        f"{functions[0]}, {src(d['init'])})")
             elif op.op == "while_loop":
-                call = (f"while_loop_with_carries({st['functions'][0]}, {st['functions'][1]}, "
+                call = (f"while_loop_with_carries({functions[0]}, {functions[1]}, "
                         f"{src(d['init'])}{', count=False' if self._has_effects(op) else ''})")
             else:
                 extra = "".join(f", {k}={st[k]}" for k in ("length", "reverse") if k in st)
-                call = f"scan_with_carries({st['functions'][0]}, {src(d['init'])}, " \
+                call = f"scan_with_carries({functions[0]}, {src(d['init'])}, " \
                        f"{src(d['xs'])}{extra})"
             self.emit(f"{pattern}, {op.carries} = {call}")
             op.forward_lines.append(self.lines[-1])
         else:
             self.emit(f"{targets} = {op.statics['forward']}")
+
+    def _recomputed(self, op):
+        """The names of a lax loop's functions its forward pass calls: in a recompute (a vjp,
+        whose caller's primal call ran the loop, or a loop iteration's replay) each one's
+        replay form where it has Python side effects (`log.append(1)` in the body: once per
+        step, as the user's call ran it, not again for the derivative), else as written."""
+        names = list(op.statics["functions"])
+        replay_of = getattr(self.vjp_of_callee, "replay_of", None)
+        if not (self.recomputing or self.replaying) or replay_of is None or \
+                len(op.callee) != len(names):
+            return names
+        active = _function_positions(op)
+        for k, fn in enumerate(op.callee):
+            try:
+                names[k] = replay_of(fn, active) or names[k]
+            except SecantError:     # (the function's derivative, generated next, says why)
+                pass
+        return names
 
     def _has_effects(self, op, refused=True):
         """Whether a lax op's functions have Python side effects (a print, log.append, a
@@ -674,18 +693,9 @@ class ReverseBuilder(Walker, StackReverse):
         replay_of = getattr(self.vjp_of_callee, "replay_of", None)
         if replay_of is None:
             return False
-        d, k = op.operands, len(op.operands["closed"].items)
-        if op.op in ("cond", "switch"):
-            n = len(d["operands"].items)
-            active = [i for i, o in enumerate(d["operands"].items) if _has_var(o)] + \
-                [n + j for j in range(k)]
-        else:
-            xs = [1] if _has_var(d.get("xs")) else []
-            first = {"fori_loop": [1], "while_loop": [0], "map": [0] if xs else [],
-                     "scan": [0] + xs}[op.op]
-            active = first + [{"fori_loop": 2, "scan": 2}.get(op.op, 1) + j for j in range(k)]
+        active = _function_positions(op)
         try:
-            return any(replay_of(fn, tuple(active)) is not None for fn in op.callee)
+            return any(replay_of(fn, active) is not None for fn in op.callee)
         except SecantError:     # (the function's derivative, generated next, says why)
             return refused
 
@@ -2329,6 +2339,20 @@ def _check_fields_read_first(fn, where):
 
 _STATE_READ = re.compile(r"^\w+ = (read_(?:global|cell)\w*)\('(\w+)'\)$")
 _STATE_WRITE = re.compile(r"^write_(?:global|cell)\w*\(")
+
+
+def _function_positions(op):
+    """The parameter positions a lax op's functions are differentiated in: its carry (a
+    cond's active operands) and its closed-over values, a scan's xs where active."""
+    d, k = op.operands, len(op.operands["closed"].items)
+    if op.op in ("cond", "switch"):
+        n = len(d["operands"].items)
+        return tuple([i for i, o in enumerate(d["operands"].items) if _has_var(o)] +
+                     [n + j for j in range(k)])
+    xs = [1] if _has_var(d.get("xs")) else []
+    first = {"fori_loop": [1], "while_loop": [0], "map": [0] if xs else [],
+             "scan": [0] + xs}[op.op]
+    return tuple(first + [{"fori_loop": 2, "scan": 2}.get(op.op, 1) + j for j in range(k)])
 
 
 def _state_mention(name, own):

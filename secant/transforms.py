@@ -453,6 +453,9 @@ def generate(fn, wrt, mode, has_aux=False, tuple_out=False, staged=False, batch=
     secant/batch.py)."""
     answer = getattr(fn, "__secant_answer__", None)     # (a derivative _Answer wraps)
     fn = getattr(fn, "__secant_answers__", fn)
+    lazy = getattr(fn, "__secant_lazy__", None)     # (grad of a function traced on each
+    if lazy is not None:                            # call, built lazily: its trace's now)
+        fn = lazy()
     with _gc_paused():
         try:
             gen = _generate_cached(fn, wrt, mode, has_aux, tuple_out, staged, batch)
@@ -474,22 +477,22 @@ FORWARD_FALLBACK_LIMIT = 4096
 
 
 def _forward_instead(fn, wrt, mode, has_aux, tuple_out, staged, batch, error):
-    """grad (value_and_grad) of a scalar function whose reverse pass would read Python state again at another
-    time than the user's call (a counter's function called twice, in a loop, by a callee:
+    """grad (value_and_grad; has_aux, argnums a tuple) of a scalar function whose reverse pass
+    would read Python state again at another time than the user's call (a counter's function called twice, in a loop, by a callee:
     ad/reverse.py _state_error): its Jacobian by forward mode, the jvp over the input's basis,
     which runs the function once, as JAX's grad does, written as its source
     (_jacobian_source). Other modes raise `error`, and so does jit of a function with a
     while loop: the staged jvp's loop, batched over the basis, runs its body's Python once
     (jit(jacfwd(f)) of such a loop reads the counter once: a known gap, state15o)."""
     if not getattr(error, "state_rerun", False) or mode not in ("grad", "value_and_grad") \
-            or has_aux or tuple_out \
-            or batch is not None or len(wrt) != 1 or not isinstance(fn, types.FunctionType) \
-            or staged and _has_while(fn):
+            or batch is not None or not wrt or len(wrt) != 1 and not tuple_out \
+            or not isinstance(fn, types.FunctionType) or staged and _has_while(fn):
         raise error
-    key = (fn, wrt[0], mode, FORWARD_FALLBACK_LIMIT)
+    argnums = tuple(wrt) if tuple_out else wrt[0]   # (argnums=(0, 1): a tuple of gradients)
+    key = (fn, argnums, mode, has_aux, FORWARD_FALLBACK_LIMIT)
     hit = _FORWARD_GRADS.get(key)
     if hit is None:
-        hit = _jacobian_source(_Jacobian(fn, wrt[0], False, "jacfwd"), grad=mode)
+        hit = _jacobian_source(_Jacobian(fn, argnums, has_aux, "jacfwd"), grad=mode)
         if hit is None:
             raise error
         if len(_FORWARD_GRADS) > 256:
@@ -543,7 +546,7 @@ def _generate_cached_unwrapped(fn, wrt, mode, has_aux, tuple_out, staged, batch)
             return _stamped(hit, fn)
         gen = _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch)
         if not isinstance(gen, _Recursive) and fn not in _TRACED_PER_CALL \
-                and fn not in _TRACED_WITH_ARGUMENTS:
+                and fn not in _TRACED_WITH_ARGUMENTS and not hasattr(gen, "__secant_lazy__"):
             code_cache.remember(fn, gen, tuple(wrt), mode, has_aux, tuple_out, staged, batch)
         return _stamped(gen, fn)
     return _stamped(_generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch), fn)
@@ -565,10 +568,13 @@ def _stamped(gen, fn):
 
 def _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch):
     why = _TRACED_PER_CALL.get(fn) if isinstance(fn, types.FunctionType) else None
+    outermost = not _generating.__dict__.get("depth", 0)
+    if why is not None and outermost and _lazy_build.__dict__.get("on") and \
+            mode in ("grad", "value_and_grad"):     # (built: traced when it is called)
+        return _lazily_traced(fn, why, wrt, mode, has_aux, tuple_out)
     if why is not None:         # values pass through a global: the derivative of its trace now
         from secant.transformer.trace_source import retraced
         fn = retraced(fn, why)
-    outermost = not _generating.__dict__.get("depth", 0)
     if outermost and isinstance(fn, types.FunctionType) and fn not in _TRACED_WITH_ARGUMENTS:
         whole = _escalated_origin(fn)       # (its functionalised form, while jit traces)
         if whole is not None and mode in _PER_CALL_MODES:
@@ -585,6 +591,8 @@ def _generate_cached_plain(fn, wrt, mode, has_aux, tuple_out, staged, batch):
         return _answered_by_trace(gen, fn, (mode, tuple(wrt), has_aux, tuple_out, staged, batch))
     except SecantError as e:
         e.per_call_function = None      # (a callee's: not this function's)
+        if outermost and _lazy_build.__dict__.get("on") and _traces_lazily(fn, e, mode):
+            return _lazily_traced(fn, e.global_flow, wrt, mode, has_aux, tuple_out)
         traced = _traced_instead(fn, e)
         if traced is None:
             # traced for each call's arguments: the function the transform was asked for, or
@@ -924,14 +932,37 @@ def _per_call_dispatcher(fn, wrt, mode, has_aux, tuple_out, staged, batch):
     if hit is not None:
         return hit
     why, error = _TRACED_WITH_ARGUMENTS[fn]
-    sig = inspect.signature(fn, follow_wrapped=False)
-    params = list(sig.parameters.values())
+    params = list(inspect.signature(fn, follow_wrapped=False).parameters.values())
     if mode not in _PER_CALL_MODES or any(
             p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
         raise error
     names = Names([p.name for p in params] + ["per_call", "fn_", "how_"])
-    out_bar = names.fresh("out_bar")
     free = {"per_call": _traced_for_call, "fn_": fn}
+    head, call = _dispatcher_signature(fn, params, wrt, mode, names, free)
+    arguments = ", ".join(f"{p.name}={p.name}" for p in params)
+    what = {"vmap": "batched form", "value_and_grad": "value and gradient",
+            "replay": "forward pass"}.get(mode, mode.partition("_")[0])
+    name = _generated_name(fn.__name__ if fn.__name__.isidentifier() else "f", mode)
+    free["how_"] = (mode, tuple(wrt), has_aux, tuple_out, staged, batch)
+    look = f"per_call(fn_, how_, {arguments})"
+    source = (f"def {name}{inspect.Signature(head)}:\n"
+              f"    # {fn.__name__} is traced for each call's arguments ({why}): its {what} is "
+              f"made from that trace\n"
+              f"    return {look}({', '.join(call)})\n")
+    gen = _internal(load_generated(source, name, {}, free))
+    gen.__secant_out_batched__ = True
+    gen.__secant_traced_with_arguments__ = fn
+    if fn in _ESCALATED:
+        gen.__secant_guards__ = (_NotEscalated(fn, escalated=True),)
+    _per_call_dispatchers[key] = gen
+    return gen
+
+
+def _dispatcher_signature(fn, params, wrt, mode, names, free):
+    """(the parameters of a dispatcher standing for the `mode` form of fn, the arguments it
+    passes on) for fn's `params`: a vjp's cotangent (and given output) first, a jvp's tangents
+    after the positional parameters; a default kept in `free`, shown as its name."""
+    out_bar = names.fresh("out_bar")
     head, call = [], []
     for p in params:
         if p.default is not p.empty:
@@ -951,22 +982,55 @@ def _per_call_dispatcher(fn, wrt, mode, has_aux, tuple_out, staged, batch):
         head[at:at] = [inspect.Parameter(d, inspect.Parameter.KEYWORD_ONLY if keyword else
                                          inspect.Parameter.POSITIONAL_OR_KEYWORD) for d in dots]
         call[at:at] = [f"{d}={d}" if keyword else d for d in dots]
-    arguments = ", ".join(f"{p.name}={p.name}" for p in params)
-    what = {"vmap": "batched form", "value_and_grad": "value and gradient",
-            "replay": "forward pass"}.get(mode, mode.partition("_")[0])
+    return head, call
+
+
+# grad and value_and_grad being built (_eager_generated): a function traced on each call is
+# then traced at its first call, not at the build (_lazily_traced)
+_lazy_build = threading.local()
+
+
+def _traces_lazily(fn, error, mode):
+    """Whether the build of grad/value_and_grad of the user's `fn`, whose source transform
+    raised `error`, leaves its trace (_traced_instead) to the first call."""
+    return mode in ("grad", "value_and_grad") and isinstance(fn, types.FunctionType) \
+        and getattr(error, "global_flow", None) is not None \
+        and getattr(fn, "__secant_rewritten_from__", None) is None \
+        and getattr(fn, "__secant_specialises__", None) is None \
+        and getattr(fn, "__secant_traced__", None) is None \
+        and (fn.__module__ or "").split(".")[0] != "secant" and not _generated_code(fn) \
+        and fn not in _TRACED_WITH_ARGUMENTS and not any(
+            p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            for p in inspect.signature(fn, follow_wrapped=False).parameters.values())
+
+
+def _lazily_traced(fn, why, wrt, mode, has_aux, tuple_out):
+    """grad (value_and_grad) of `fn`, a function traced on each call (_traced_instead: a
+    value passes through a global, or a callee changes Python state), built without running
+    it, as JAX's grad runs nothing until it is called: generated code that, at each call,
+    takes fn's trace once (once_per_call: the guard asking for it again gets the same one) and
+    calls the derivative of that trace; a transform of it transforms that derivative. The
+    first call transforms fn as the build did before (its source transform refused, then
+    _traced_instead), so where the trace fails fn is traced for each call's arguments, or
+    refused, as before."""
+    params = list(inspect.signature(fn, follow_wrapped=False).parameters.values())
+    names = Names([p.name for p in params] + ["made_"])
+    how = (tuple(wrt), mode, has_aux, tuple_out)
+
+    def made():
+        from secant.transformer.trace_source import once_per_call
+        with once_per_call():       # (its first call: the source transform fails again)
+            return generate(fn, *how)
+    free = {"made_": made}
+    head, call = _dispatcher_signature(fn, params, wrt, mode, names, free)
+    what = "value and gradient" if mode == "value_and_grad" else mode
     name = _generated_name(fn.__name__ if fn.__name__.isidentifier() else "f", mode)
-    free["how_"] = (mode, tuple(wrt), has_aux, tuple_out, staged, batch)
-    look = f"per_call(fn_, how_, {arguments})"
     source = (f"def {name}{inspect.Signature(head)}:\n"
-              f"    # {fn.__name__} is traced for each call's arguments ({why}): its {what} is "
-              f"made from that trace\n"
-              f"    return {look}({', '.join(call)})\n")
+              f"    # {fn.__name__} is traced on each call ({why}): its {what} is made from "
+              f"that trace when it is called\n"
+              f"    return made_()({', '.join(call)})\n")
     gen = _internal(load_generated(source, name, {}, free))
-    gen.__secant_out_batched__ = True
-    gen.__secant_traced_with_arguments__ = fn
-    if fn in _ESCALATED:
-        gen.__secant_guards__ = (_NotEscalated(fn, escalated=True),)
-    _per_call_dispatchers[key] = gen
+    gen.__secant_lazy__ = made      # (what a transform of it transforms: generate)
     return gen
 
 
@@ -3486,7 +3550,12 @@ def _eager_generated(base, positions, mode, has_aux, tuple_out, own_code):
         if gen is not None:     # (what it is made from, as _generate_cached records: restaged)
             gen.__secant_made_from__ = (base, tuple(positions), mode, has_aux, tuple_out, None)
             return gen
-    gen = generate(base, positions, mode, has_aux, tuple_out)
+    was = _lazy_build.__dict__.get("on", False)
+    _lazy_build.on = True
+    try:
+        gen = generate(base, positions, mode, has_aux, tuple_out)
+    finally:
+        _lazy_build.on = was
     if name is not None:
         gen_index.store(name, base, gen)
     return gen
@@ -3900,6 +3969,9 @@ def source(fn, stage="generated"):
         raise error
     target = getattr(fn, "__secant_shows__", None) or (
         _unwrap(fn) if getattr(fn, "__secant_generated__", None) else fn)
+    lazy = getattr(target, "__secant_lazy__", None)
+    if lazy is not None:    # (grad of a function traced on each call: its trace taken now,
+        target = lazy()     # as jax.make_jaxpr traces, and the derivative of that shown)
     if inspect.isfunction(target) and getattr(target, "__secant_source__", None) is None:
         target = _faithful(target)      # its trace, when its own text is absent or stale
         if getattr(target, "__secant_source__", None) is None:   # (never __wrapped__'s text)
@@ -4896,14 +4968,15 @@ def _jacobian_source(jac, grad=None):
         body = [f"{basis} = basis_like({x})",                  # not per basis vector)
                 f"_, {columns}{f', {aux}' if aux else ''} = {each}({args}, {tangents})",
                 f"return from_columns({columns}, {x}){f', {aux}' if aux else ''}"]
-        if grad:        # (jac.has_aux is False: _forward_instead refuses has_aux)
+        if grad:        # (has_aux: the aux of the one run, returned beside the gradient)
             out = names.fresh("out")
+            kept = f", {aux}" if aux else ""
             body = ["# by forward mode: the reverse pass would read Python state (a counter)",
                     f"# again, after later calls changed it: one jvp per element of {x}",
                     f"{basis} = basis_like({x}, limit={FORWARD_FALLBACK_LIMIT})",
-                    f"{out}, {columns} = {each}({args}, {tangents})",
+                    f"{out}, {columns}{kept} = {each}({args}, {tangents})",
                     f"grad_seed({out}[0])  # (a real scalar output, or refused)",
-                    f"return from_columns({columns}, {x})"]
+                    f"return from_columns({columns}, {x}){kept}"]
             # (the seed checked, not multiplied in: the gradient of a dict input is a dict)
             if grad == "vjp":       # (its output and Jacobian, from the one run)
                 body[-2:] = [f"return {out}[0], from_columns({columns}, {x})"]
@@ -4911,7 +4984,8 @@ def _jacobian_source(jac, grad=None):
                 value = names.fresh("value")
                 body[-2:] = [f"{value} = {out}[0]",
                              f"grad_seed({value})  # (a real scalar output, or refused)",
-                             f"return {value}, from_columns({columns}, {x})"]
+                             f"return {f'({value}, {aux})' if aux else value}, "
+                             f"from_columns({columns}, {x})"]
         plain = jac.fun
         if any(p.default is not p.empty for p in params):     # (its jvp's tangents then come
             plain = load_generated(                             # by keyword: all positional)

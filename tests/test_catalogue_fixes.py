@@ -52,20 +52,40 @@ def rebinds_and_returns(x):
     z = x
 
     def double():
-        nonlocal z  # rebinds-and-returns
+        nonlocal z
         z = z * 2.0
         return 1.0
     double()
     return z
 
 
+def rebinds_stored(x):
+    z = x
+
+    def double():
+        nonlocal z  # rebinds-and-returns
+        z = z * 2.0
+        return 1.0
+    fns = [double]
+    fns[0]()
+    return z
+
+
+def test_nonlocal_rebinding_that_returns_is_differentiated(x64):
+    """(state15s) a nested def rebinding a local and returning a value, once refused, is
+    rewritten to return both (transformer/nonlocals.py thread_rebound): d(2x)/dx = 2."""
+    assert_allclose(secant.grad(rebinds_and_returns)(0.5), 2.0, rtol=1e-12)
+    xs = np.array([0.5, 2.0, -1.0])
+    assert_allclose(secant.vmap(rebinds_and_returns)(xs), 2.0 * xs, rtol=1e-12)
+
+
 @pytest.mark.parametrize("transform", ["grad", "vmap"])
 def test_nonlocal_rebinding_not_rewritten_is_refused(transform):
-    """A nested def rebinding a local that cannot be rewritten to return it: an error naming
-    its nonlocal line, never a derivative that misses the rebinding."""
+    """A nested def rebinding a local that cannot be rewritten to return it (stored in a
+    list): an error naming its nonlocal line, never a derivative that misses the rebinding."""
     with pytest.raises(secant.SecantError) as info:
-        getattr(secant, transform)(rebinds_and_returns)(np.ones(2, np.float32)
-                                                        if transform == "vmap" else 1.0)
+        getattr(secant, transform)(rebinds_stored)(np.ones(2, np.float32)
+                                                   if transform == "vmap" else 1.0)
     assert f"{HERE}:{line_of('rebinds-and-returns')}" in str(info.value)
     assert "nonlocal" in str(info.value)
 

@@ -32,14 +32,6 @@ SCRIPT_RTOL = {"l_31_planar_flow_kl": 1e-3}
 
 # script -> why it fails today (a strict xfail: a fix must remove its entry)
 KNOWN_FAILURES = {
-    "l_15_linen_scope_rngs_dropout": "a nonlocal counter of a closure (flax's per-layer rng "
-    "fold_in) read by a callee of a callee of the differentiated loss: ad/reverse.py refuses "
-    "('counter is read before the function sets it'); ad/state_inputs.py passes a callee's "
-    "state into its vjp only one call deep",
-    "l_32_haiku_global_store": "haiku's global parameter frame: apply stores the "
-    "differentiated params in a module-level list and get_parameter reads them back, a path "
-    "no source transform follows (refused at the append, clearly; JAX traces through it). "
-    "l_33 is the pure equivalent and matches JAX",
 }
 
 

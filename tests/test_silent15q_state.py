@@ -228,16 +228,20 @@ def test_lax_body_that_only_updates_state_still_runs(x64, case):
     np.testing.assert_allclose(np.asarray(secant.jacfwd(f)(X)), fd, rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="jacfwd, jacrev and vjp of a lax loop whose body only "
-                   "updates state run the body's Python twice per step (6 appends for 3): the "
-                   "output's layout or primal run, then the derivative's own loop; values are "
-                   "right, the count is not yet")
-@pytest.mark.parametrize("transform", ["jacrev", "vjp"])
-def test_lax_body_updating_state_runs_once_per_step_under_jacobians(x64, transform):
+@pytest.mark.parametrize("case", list(UPDATE_ONLY))
+@pytest.mark.parametrize("transform", ["jacrev", "vjp", "jacfwd"])
+def test_lax_body_updating_state_runs_once_per_step_under_jacobians(x64, transform, case):
+    """jacrev, vjp (its pullback) and jacfwd of a lax loop whose body only updates state ran
+    the body's Python twice per step (6 appends for 3): the primal run, then the vjp's
+    recompute of the loop ran the body as written (state15s: a recompute's loop calls the
+    body's replay form, without its effects). The derivative against central differences."""
+    f, count = UPDATE_ONLY[case]
+    fd = grad_fd(lambda v: _python(f, v), X)
     _reset()
-    {"jacrev": lambda: secant.jacrev(f_log)(X),
-     "vjp": lambda: secant.vjp(f_log, X)[1](1.0)}[transform]()
-    assert len(log) == 3
+    got = {"jacrev": lambda: secant.jacrev(f)(X), "jacfwd": lambda: secant.jacfwd(f)(X),
+           "vjp": lambda: secant.vjp(f, X)[1](1.0)[0]}[transform]()
+    assert count() == 3
+    np.testing.assert_allclose(np.asarray(got), fd, rtol=1e-6)
 
 
 def test_lax_body_reading_a_global_it_does_not_set_still_runs(x64):
@@ -432,7 +436,7 @@ def test_traced_each_call_writes_back_the_global_a_callee_sets(rebinds, x64, mod
     after the call (Python's: snp.tanh). Written back now, once per call."""
     a = 0.7
     made = {"grad": secant.grad, "jvp": lambda f: f, "vmap": secant.vmap}[mode](rebinds.f)
-    rebinds.CALLS.clear()       # (building grad and vmap runs it: the xfail below)
+    rebinds.CALLS.clear()       # (building vmap runs it)
     rebinds.act = snp.sin
     if mode == "grad":
         got = float(made(a))
@@ -449,15 +453,27 @@ def test_traced_each_call_writes_back_the_global_a_callee_sets(rebinds, x64, mod
     assert len(rebinds.CALLS) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="building grad or value_and_grad of a function "
-                   "traced on each call (its callee changes Python state) traces it at build "
-                   "time: note() runs twice before any call (jit(grad): three times), and the "
-                   "first call's trace is taken again; generation is not lazy yet")
-@pytest.mark.parametrize("transform", ["grad", "value_and_grad"])
+@pytest.mark.parametrize("transform", ["grad", "value_and_grad", "both"])
 def test_building_a_transform_of_a_function_traced_each_call_runs_nothing(rebinds, x64,
                                                                           transform):
-    getattr(secant, transform)(rebinds.f)
+    """Building grad or value_and_grad of a function traced on each call (its callee changes
+    Python state) traced it at build time: note() ran twice before any call (state15s: the
+    trace is taken at the first call now, as JAX's grad runs nothing until called). Each call
+    then runs it once, its global write kept, the gradient against central differences."""
+    made = [getattr(secant, t)(rebinds.f) for t in (
+        ["grad", "value_and_grad"] if transform == "both" else [transform])]
     assert rebinds.CALLS == [] and rebinds.act is snp.sin
+    a, h = 0.7, 1e-6
+    want = (np.tanh(a + h) * (a + h) - np.tanh(a - h) * (a - h)) / (2 * h)
+    for k, g in enumerate(made, 1):
+        out = g(a)
+        got = out[1] if isinstance(out, tuple) else out
+        np.testing.assert_allclose(float(got), want, rtol=1e-6)
+        assert len(rebinds.CALLS) == k and rebinds.act is snp.tanh
+        rebinds.act = snp.sin
+    if transform == "grad":
+        np.testing.assert_allclose(float(made[0](a)), want, rtol=1e-6)
+        assert len(rebinds.CALLS) == 2
 
 
 # --- 3. vjp's pullback and linearize's jvp, called later -------------------------------------

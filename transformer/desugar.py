@@ -2056,6 +2056,8 @@ class _Desugarer:
         local |= {s.name for s in body if isinstance(s, gast.FunctionDef)}
         if nonlocals.return_rebound(body, local):       # `nonlocal z` -> z = double(z)
             self.changed = True
+        if nonlocals.thread_rebound(body, local, self.names.fresh):     # (one returning a
+            self.changed = True                 # value: `y, n = step(n, x)`, to any depth)
         as_def = {}
         for s in body:
             fdef = None

@@ -89,6 +89,218 @@ def return_rebound(body, local):
     return changed
 
 
+_SHORT = (gast.IfExp, gast.BoolOp, gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp,
+          gast.GeneratorExp, gast.Await, gast.NamedExpr)
+
+
+def _post_order(node, out):
+    """The expressions of `node` in the order Python evaluates them (a call after its function
+    and arguments): a node after its children, in their fields' order."""
+    for child in gast.iter_child_nodes(node):
+        if isinstance(child, (gast.expr, gast.keyword)):
+            _post_order(child, out)
+    out.append(node)
+    return out
+
+
+def _parents(node):
+    return {id(c): p for p in gast.walk(node) for c in gast.iter_child_nodes(p)}
+
+
+def _evaluated(stmt):
+    """(the expression `stmt` evaluates first, whether the threading can hoist calls out of
+    it): an assignment's value, a return's, an if's test, a for's iterable; None elsewhere."""
+    if isinstance(stmt, (gast.Expr, gast.Assign, gast.Return)) or isinstance(
+            stmt, (gast.AugAssign, gast.AnnAssign)) and stmt.value is not None:
+        return "value"
+    if isinstance(stmt, gast.If):
+        return "test"
+    if isinstance(stmt, gast.For):
+        return "iter"
+    return None
+
+
+def thread_rebound(body, local, fresh):
+    """`body` (a function's statements) with each nested def that rebinds names of `local`
+    through `nonlocal` and returns a value (flax's per-layer rng counter), or has defaults,
+    rewritten to take those names first and return them after its value, each call of it
+    hoisted out of its statement into an assignment that rebinds them:
+
+        def dropout(h, rate=0.2):               def dropout(counter, h, rate=0.2):
+            nonlocal counter            ->          key = fold_in(rng, counter)
+            key = fold_in(rng, counter)             counter += 1
+            counter += 1                            return h * mask(key), counter
+            return h * mask(key)                dropout_out, counter = dropout(counter, x)
+        y = dropout(x)                          y = dropout_out
+
+    so that the state is data every transform follows to any depth, as JAX's trace reads it
+    (each call's value, once). Only where that keeps Python's order: every use of the def a
+    call in this function's own statements (not in a nested def, a lambda or a
+    comprehension, a while test, nor behind `and`/`or`/`if-else`, as is each call or read of
+    the state Python evaluates before it in its statement, which is bound before it too), no
+    other nested scope naming the state, nothing else of its function changed in place. The
+    others stay as written (refused later, clearly).
+    `fresh(name)`: a new local name. Whether anything changed."""
+    changed = False
+    for s in list(body):
+        if not isinstance(s, gast.FunctionDef):
+            continue
+        names, stmts = nonlocal_names(s)
+        if not names or not set(names) <= local:
+            continue
+        names = list(dict.fromkeys(names))
+        a = s.args
+        own = list(_walk_scope(s.body))
+        if s.decorator_list or a.posonlyargs or any(
+                isinstance(n, (gast.Yield, gast.YieldFrom, gast.Global)) for n in own) or \
+                sum(isinstance(n, gast.Nonlocal) for n in gast.walk(s)) != len(stmts) or \
+                any(isinstance(n, gast.Name) and n.id == s.name for n in gast.walk(s)):
+            continue
+        # (an object of its function it changes in place too, `params[name] = ...`: left to
+        # the trace on each call that follows such state)
+        mine = {n.id for n in own if isinstance(n, gast.Name) and isinstance(
+            n.ctx, gast.Store)} - set(names)
+        if any(m.id not in mine for m in changed_in_place(own)):
+            continue
+        # no other scope of the function names the state (it would see the cell, not this)
+        others = [n for b in body if b is not s for n in gast.walk(b)
+                  if isinstance(n, _SCOPES)]
+        if any(isinstance(m, gast.Name) and m.id in names for o in others
+               for m in gast.walk(o)):
+            continue
+        plan = _thread_plan(body, s, names)
+        if plan is None:
+            continue
+        s.body = [b for b in s.body if not any(b is n for n in stmts)] or [gast.Pass()]
+        a.args = [gast.Name(n, gast.Param(), None, None) for n in names] + a.args
+        for n in own:
+            if isinstance(n, gast.Return):
+                n.value = located(gast.Tuple([n.value or gast.Constant(None, None)] + [
+                    gast.Name(m, gast.Load(), None, None) for m in names], gast.Load()), n)
+        if not isinstance(s.body[-1], gast.Return):
+            s.body.append(located(gast.Return(gast.Tuple(
+                [gast.Constant(None, None)] + [gast.Name(m, gast.Load(), None, None)
+                                               for m in names], gast.Load())), stmts[0]))
+        for lst, stmt in plan:
+            _hoist_calls(lst, stmt, s.name, names, fresh)
+        changed = True
+    return changed
+
+
+def _calls_of(expr, name):
+    return [n for n in gast.walk(expr) if isinstance(n, gast.Call)
+            and isinstance(n.func, gast.Name) and n.func.id == name]
+
+
+def _thread_plan(body, s, names):
+    """[(statement list, statement)] holding every call of the def `s`, where each can be
+    hoisted (thread_rebound); None where one cannot."""
+    plan, found = [], 0
+    for lst in _statement_lists(body):
+        for stmt in lst:
+            if stmt is s:
+                continue
+            heads = [getattr(stmt, f) for f in ("value", "test", "iter") if
+                     isinstance(getattr(stmt, f, None), gast.expr)]
+            field = _evaluated(stmt)
+            calls = [c for h in heads for c in _calls_of(h, s.name)]
+            if not calls:
+                continue
+            if field is None or isinstance(stmt, gast.AugAssign) and isinstance(
+                    stmt.target, gast.Name) and stmt.target.id in names:
+                return None
+            expr = getattr(stmt, field)
+            if len(_calls_of(expr, s.name)) != len(calls):
+                return None
+            parents = _parents(expr)
+            if any(_conditional(c, parents) for c in calls):
+                return None
+            order = _post_order(expr, [])
+            calls = [n for n in order if any(n is c for c in calls)]    # (as they run)
+            first = calls[0]
+            inside = {id(n) for n in gast.walk(first)}
+            for n in order[:order.index(first)]:
+                if id(n) in inside:
+                    continue
+                if isinstance(n, (gast.Call, gast.Name)) and _conditional(n, parents):
+                    return None
+            # (a later call of it: hoisted after the first, so what lies between is checked
+            # as each is hoisted; refused here where a call or a read of the state lies
+            # between two of them)
+            for c in calls[1:]:
+                between = order[order.index(first) + 1:]
+                k = next(i for i, n in enumerate(between) if n is c)
+                within = {id(n) for n in gast.walk(c)}
+                if any(isinstance(n, (gast.Call, gast.Name)) and _conditional(n, parents)
+                       and id(n) not in within and id(n) not in inside
+                       for n in between[:k]):
+                    return None
+            plan.append((lst, stmt))
+            found += len(calls)
+    uses = [n for b in body if b is not s for n in gast.walk(b)
+            if isinstance(n, gast.Name) and n.id == s.name]
+    return plan if plan and found == len(uses) else None
+
+
+def _conditional(node, parents):
+    """Whether Python may skip evaluating `node` (behind `and`, `or`, `if-else`, in a lambda,
+    a comprehension, a chained comparison's later operands) or it binds a name (`:=`)."""
+    p = parents.get(id(node))
+    while p is not None:
+        if isinstance(p, _SHORT) or isinstance(p, gast.Compare) and len(p.ops) > 1:
+            return True
+        p = parents.get(id(p))
+    return False
+
+
+def _hoist_calls(lst, stmt, name, names, fresh):
+    """Each call of `name` in `stmt` (of the list `lst`), innermost first, bound before it:
+    `name_out, *names = name(*names, ...)`, the call replaced by name_out; a call Python makes
+    before it in the statement (`snp.cos(x) + step(x)`) bound before it first, so that the
+    calls keep their order."""
+    field = _evaluated(stmt)
+
+    def bind(node, targets, out):
+        line = located(gast.Assign([targets], node, None), stmt)
+        value = gast.Name(out, gast.Load(), None, None)
+        gast.copy_location(value, node)
+        expr = getattr(stmt, field)
+        if expr is node:
+            setattr(stmt, field, value)
+        else:
+            parent = _parents(expr)[id(node)]
+            for f, v in gast.iter_fields(parent):
+                if v is node:
+                    setattr(parent, f, value)
+                elif isinstance(v, list):
+                    v[:] = [value if i is node else i for i in v]
+        lst.insert(next(k for k, t in enumerate(lst) if t is stmt), line)
+
+    while True:
+        expr = getattr(stmt, field)
+        order = _post_order(expr, [])
+        call = next((n for n in order if isinstance(n, gast.Call)
+                     and isinstance(n.func, gast.Name) and n.func.id == name), None)
+        if call is None:
+            return
+        inside = {id(n) for n in gast.walk(call)}
+        earlier = [n for n in order[:order.index(call)] if id(n) not in inside and (
+            isinstance(n, gast.Call) or isinstance(n, gast.Name) and n.id in names)]
+        outer = [n for n in earlier if not any(
+            n is not m and any(n is d for d in gast.walk(m)) for m in earlier)]
+        for n in outer:
+            func = n.id if isinstance(n, gast.Name) else n.func.attr if isinstance(
+                n.func, gast.Attribute) else n.func.id if isinstance(n.func, gast.Name) \
+                else "call"
+            out = fresh(f"{func}_value")        # (a read of the state: its value then)
+            bind(n, gast.Name(out, gast.Store(), None, None), out)
+        out = fresh(f"{name}_out")
+        call.args = [gast.Name(m, gast.Load(), None, None) for m in names] + call.args
+        located(call, call, only_new=True)
+        bind(call, gast.Tuple([gast.Name(out, gast.Store(), None, None)] + [
+            gast.Name(m, gast.Store(), None, None) for m in names], gast.Store()), out)
+
+
 def makes_stateful_closure(fn):
     """Whether the user's function `fn` defines a nested def that rebinds one of its locals
     through `nonlocal` (`def counter(): n = 0; def inc(v): nonlocal n; ...; return inc`): a

@@ -1122,17 +1122,25 @@ def _runs_through(value):
 
 def _holds_followed(value, depth=0):
     """Whether `value` is a functools.partial of a function a following trace runs through, or
-    a dict or tuple (of at most 256 items, nested twice at most) holding a user function,
+    a dict or tuple (a namedtuple too; of at most 256 items, nested twice at most) holding a
+    user function,
     object or class or such a partial: the trace reads it through a stand-in
     (_container_stand_in) so that `layers["dense"](w, x)` runs the user's function through as
     `dense(w, x)` would, never calls it on the trace's recording values."""
     if type(value) is functools.partial:
         return _followed(value.func) is not None
-    if depth > 1 or type(value) not in (dict, tuple) or len(value) > 256:
+    if depth > 1 or type(value) not in (dict, tuple) and not _named_tuple(value) or \
+            len(value) > 256:
         return False
     return any(_user_class(v) if isinstance(v, type) else _user_class(type(v))
                or _followed(v) is not None or _holds_followed(v, depth + 1)
                for v in (value.values() if type(value) is dict else value))
+
+
+def _named_tuple(value):
+    """Whether `value` is a collections.namedtuple or typing.NamedTuple (a tuple with fields)."""
+    return isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple) \
+        and callable(getattr(type(value), "_make", None))
 
 
 def _container_stand_in(rec, value, hint):
@@ -1150,6 +1158,9 @@ def _container_stand_in(rec, value, hint):
                                      for k, v in value.keywords.items()})
     elif type(value) is tuple:
         stand = tuple(_follow_stand_in(rec, v, hint) for v in value)
+    elif _named_tuple(value):       # (haiku's Transformed(init, apply): its fields by name)
+        stand = type(value)._make(_follow_stand_in(rec, v, f) for f, v in zip(
+            value._fields, value))
     else:
         stand = _FollowedDict({k: _follow_stand_in(rec, v, k if isinstance(k, str)
                                                    and k.isidentifier() else hint)
