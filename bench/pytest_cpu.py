@@ -95,16 +95,25 @@ def per_file(prefix):
 
 def table(prefix, conftest="tests/conftest.py", width=100):
     """tests/conftest.py's CPU_SECONDS from a run's figures: each measured file's CPU seconds
-    (at least 1), files not in the run keep their present figure; heaviest first, as Python
-    lines of at most `width` characters."""
+    (at least 1), files not in the run keep their present figure, and so does a worker's last
+    file where it was higher (that file may be unfinished); heaviest first, as Python lines of
+    at most `width` characters."""
     import ast
     with open(conftest) as f:
         tree = ast.parse(f.read())
     old = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
                and getattr(n.targets[0], "id", None) == "CPU_SECONDS")
     seconds = dict(old)
+    last = set()            # each worker's last file: perhaps cut short (a run still going)
+    for path in glob.glob(prefix + ".gw*") or glob.glob(prefix + ".main"):
+        with open(path) as lines:
+            for line in lines:
+                name = line.split("::")[0]
+        last.add(os.path.basename(name))
     for name, r in per_file(prefix).items():
-        seconds[os.path.basename(name)] = max(1, round(r[0]))
+        name = os.path.basename(name)
+        sec = max(1, round(r[0]))
+        seconds[name] = max(sec, seconds.get(name, 0)) if name in last else sec
     items = sorted(seconds.items(), key=lambda kv: (-kv[1], kv[0]))
     lines, line = ["CPU_SECONDS = {"], "   "
     for name, sec in items:
