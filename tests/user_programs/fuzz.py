@@ -678,4 +678,10 @@ REGRESSIONS = {
     # its shape only, and its zero times digamma(0) = nan (fuzz15s, seed 10359)
     "hessian_of_gammaln_at_its_pole": (source([], "sp.gammaln(x)"),
                                        (_f32(-3.5, 0.0, 1.0), _f32(0.0, 3.0, 0.0))),
+    # not fixed (strict known): x[0, snp.argmin(x[0])], a static and a traced index, under
+    # vmap(grad) is refused (an IndexExpression converted to an array) and under vmap(vmap) an
+    # internal ValueError (batching/helpers.py align) (fuzz15s, seed 10357)
+    "index_at_an_argmin": (source([], "x[0, snp.argmin(x[0])]"),
+                           (([-0.5, 300.0, 0.25, 2.0, 0.5, 300.0], "float32", (2, 3)),
+                            _f32(1.0))),
 }
