@@ -335,6 +335,14 @@ class ForwardBuilder(Walker):
                     for k in op.operands}
         keys = sorted((k for k, o in op.operands.items() if self.tangent(o) is not None),
                       key=position.get)
+        # (not the value a derivative helper reads for its shape alone, unreduce(t, a)'s a: its
+        # output has no tangent from it, as JAX's symbolic zero; zeros times a rule's factor
+        # could be 0 * inf, as reverse.py's reverse_call)
+        from secant.ad.copies import SHAPE_READERS
+        shape_only = SHAPE_READERS.get(getattr(op.callee, "__name__", None)) if getattr(
+            op.callee, "__module__", None) == "secant.ad.helpers" else None
+        if shape_only is not None:
+            keys = [k for k in keys if position[k] != shape_only]
         if not keys:
             self.assign(op, self.render(op))
             return

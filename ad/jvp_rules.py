@@ -94,7 +94,9 @@ JVP = {
     "logaddexp": {"x": "{x_dot} * snp.exp({x} - {ans})", "y": "{y_dot} * snp.exp({y} - {ans})"},
     "remainder": {"x": "{x_dot}", "y": "-{y_dot} * ({x} // {y})"},
     "rem": {"x": "{x_dot}", "y": "-{y_dot} * snp.trunc({x} / {y})"},
-    "where": {"x": "snp.where({condition}, {x_dot}, 0)", "y": "snp.where({condition}, 0, {y_dot})"},
+    # (the other operand's zero in its own dtype: the tangent has the output's dtype, as JAX's)
+    "where": {"x": "snp.where({condition}, {x_dot}, snp.zeros_like({y}))",
+              "y": "snp.where({condition}, snp.zeros_like({x}), {y_dot})"},
     "select": {"on_true": "snp.where({pred}, {on_true_dot}, 0)",
                "on_false": "snp.where({pred}, 0, {on_false_dot})"},
     "clip": {"a": "{a_dot} * clip_share({a}, {a_min}, {a_max})",

@@ -89,7 +89,7 @@ def fuzz_run(n, seed, show):
     for s in range(seed, seed + n):
         src, args = fuzz.generate(s)
         try:
-            judged = compare(src, args)
+            judged = compare(src, args, fuzz.applicable(args, s))
         except Exception as e:                   # noqa: BLE001 -- the harness's own failure
             print(f"seed {s}: the harness failed: {type(e).__name__}: {e}")
             continue
@@ -125,7 +125,8 @@ def record(only=()):
         fuzz.THOROUGH_SEEDS)] + list(fuzz.REGRESSIONS.items())
     expected = {}
     for key, (src, args) in programs:
-        expected[key] = quiet(lambda s=src, a=args: fuzz.outcomes(JAX, s, a)) if not only or str(
+        expected[key] = quiet(lambda s=src, a=args, k=key: fuzz.outcomes(
+            JAX, s, a, fuzz.applicable(a, k))) if not only or str(
             key) in only or key not in kept else kept[key]
     text = pprint.pformat(expected, width=100, sort_dicts=False)
     OUT.write_text(

@@ -219,7 +219,7 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     if _called_by_user() or _users_branches((true_fun, false_fun)):
         _branches_agree(out, int(taken), (false_fun, true_fun), operands,
                         ("false_fun", "true_fun"))
-    return out
+    return _arrays(out) if _called_by_user() else out     # (arrays, as JAX's: a branch's 3 too)
 
 
 def _index_dtype(index):
@@ -248,7 +248,7 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
     if _called_by_user() or _users_branches(branches):
         _branches_agree(out, taken, branches, operands,
                         [f"branch {k}" for k in range(len(branches))])
-    return out
+    return _arrays(out) if _called_by_user() else out
 
 
 def while_loop(cond_fun, body_fun, init_val):

@@ -4077,12 +4077,16 @@ def _float0_tangents(out):
     zeros (the generated derivative's are zeros of the output's own dtype)."""
     p_leaves, p_def = tree_util.tree_flatten(out[0])
     t_leaves = tree_util.tree_leaves(out[1])
+
+    def dtype(p):       # (a Python int or bool a branch of an eager lax.cond returned: its own)
+        return getattr(p, "dtype", None) or (np.dtype(type(p)) if isinstance(
+            p, (bool, int)) else None)
     if len(p_leaves) != len(t_leaves) or all(
-            dtypes.is_inexact(getattr(p, "dtype", np.float32)) for p in p_leaves):
+            dtypes.is_inexact(dtype(p) or np.float32) for p in p_leaves):
         return out
 
     def tangent(p, t):
-        dt = getattr(p, "dtype", None)
+        dt = dtype(p)
         return t if dt is None or dtypes.is_inexact(dt) or dt == _FLOAT0 else np.zeros(
             np.shape(p), _FLOAT0)
     return (out[0], tree_util.tree_unflatten(p_def, [tangent(p, t) for p, t in zip(

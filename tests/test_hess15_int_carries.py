@@ -238,24 +238,30 @@ FLOAT0 = np.dtype([("float0", "V")])
 
 
 @pytest.mark.parametrize("f", [carries, branches, cast_flag], ids=ids)
-def test_the_tangent_of_an_integer_or_bool_value_is_a_zero_of_its_dtype(x64, f):
-    """jvp's tangents of integer and bool outputs: zeros, float0 as in JAX where the generated
-    jvp returns them (silent15r), still of the primal's dtype under vmap and from an eager
-    lax.cond (not float0 yet); the float output's tangent is its derivative."""
+def test_the_tangent_of_an_integer_or_bool_value_is_float0(x64, f):
+    """jvp's tangents of integer and bool outputs: float0 zeros as in JAX, eager (from an eager
+    lax.cond's branch returning Python numbers too) and under jit; the float output's tangent is
+    its derivative."""
     x = XS[1]
     fd = fd_grad(lambda y: float(snp.sum(f(y)[0])), x)
     for jvp in (lambda x: secant.jvp(f, (x,), (snp.ones_like(x),)),
                 secant.jit(lambda x: secant.jvp(f, (x,), (snp.ones_like(x),)))):
         out, out_dot = jvp(x)
         for o, t in zip(out[1:], out_dot[1:]):
-            assert np.asarray(t).dtype in (FLOAT0, np.asarray(o).dtype)
-            assert np.asarray(t).dtype == FLOAT0 or not np.any(np.asarray(t))
+            assert np.asarray(t).dtype == FLOAT0 and np.shape(t) == np.shape(o)
         if f is not cast_flag:
             np.testing.assert_allclose(float(np.sum(np.asarray(out_dot[0]))), fd.sum(),
                                        rtol=1e-7)
+
+
+@pytest.mark.xfail(strict=True, reason="under vmap the call secant.jvp(f, ...) is read as the "
+                   "generated jvp's batched form, whose tangent of an int/bool output is a zero "
+                   "of its dtype (JAX: float0); jvp(vmap(f)) gives float0")
+@pytest.mark.parametrize("f", [carries, branches, cast_flag], ids=ids)
+def test_the_tangent_of_an_integer_or_bool_value_under_vmap_is_float0(x64, f):
     outs, dots = secant.vmap(lambda x: secant.jvp(f, (x,), (snp.ones_like(x),)))(XS)
     for o, t in zip(outs[1:], dots[1:]):
-        assert np.asarray(t).dtype == np.asarray(o).dtype and not np.any(np.asarray(t))
+        assert np.asarray(t).dtype == FLOAT0 and np.shape(t) == np.shape(o)
 
 
 @pytest.mark.parametrize("f", [counted_while, flag_break, lax_fori, lax_scan], ids=ids)
