@@ -10,7 +10,8 @@ import numpy as np
 
 import secant.numpy as snp
 from secant.ad.helpers import _count, extremum_share
-from secant.ad.rule_helpers import (_cumprod_masks, _running_source, _sort_index, product_grad)
+from secant.ad.rule_helpers import (_running_source, _shifted, _sort_index, linear_recurrence,
+                                    product_grad)
 
 
 def extremum_jvp(t, a, ans, axis=None, keepdims=False):
@@ -41,15 +42,10 @@ def var_jvp(t, a, axis=None, ddof=0, keepdims=False):
 
 
 def _cumprod_jvp_axis(t, a, axis):
-    """Before the first zero along `axis`: cumprod(a) * cumsum(t / a); from the first zero on,
-    only that zero's tangent survives, times the product of the others."""
-    before, first = _cumprod_masks(a, axis)
-    a1 = snp.where(first, 1.0, a)
-    ans = snp.cumprod(a, axis=axis)
-    ratio = snp.where(before, t / snp.where(before, a1, 1.0), 0.0)
-    t_first = snp.sum(snp.where(first, t, 0.0), axis=axis, keepdims=True)
-    return snp.where(before, ans * snp.cumsum(ratio, axis=axis),
-                     t_first * snp.cumprod(a1, axis=axis))
+    """Tangent of cumprod(a) along `axis`: out[j] = a[j] * out[j - 1] + t[j] * (product of a
+    before j), products and sums only (exact with zeros in `a`, and at every order)."""
+    before = _shifted(snp.cumprod(a, axis=axis), 1, axis, 1)
+    return linear_recurrence(a, t * before, axis)
 
 
 def cumprod_jvp(t, a, axis=None, reverse=False):

@@ -16,7 +16,7 @@ from secant import lax, tree_util
 from secant.backends.array import Array
 from secant.backends.tracer import active_trace
 from secant.lax_control_flow import trip_count as _trip_count
-from secant.ad.helpers import (_axes, constant, max_share, min_share, reverse_cumsum,
+from secant.ad.helpers import (_axes, constant, max_share, min_share,
                                unbroadcast, unreduce)
 
 index_exp = np.index_exp      # `index_exp[i, 1:3]`: an index as a value, for the `.at` rules
@@ -155,24 +155,44 @@ def cumsum_transpose(t, axis=0, reverse=False):
 
 
 @constant
-def _cumprod_masks(a, axis):
-    """(before, first): before the first zero along `axis`; at the first zero."""
-    zeros_so_far = snp.cumsum((a == 0).astype(np.int32), axis=axis)
-    return zeros_so_far == 0, (a == 0) & (zeros_so_far == 1)
+def _doublings(n):
+    """1, 2, 4, ... below n: the strides of a Hillis-Steele scan over n elements."""
+    return [1 << k for k in range(max(int(n) - 1, 0).bit_length())]
+
+
+@constant
+def _axis_slice(ndim, axis, start, stop):
+    """The index of start:stop along `axis` (every position along the others)."""
+    return (slice(None),) * (axis % ndim) + (slice(start, stop),)
+
+
+def _shifted(x, s, axis, fill):
+    """x moved s places along `axis` (towards the end), the first s places `fill`."""
+    n, ndim = snp.shape(x)[axis], snp.ndim(x)
+    head = snp.full_like(x[_axis_slice(ndim, axis, 0, s)], fill)
+    return snp.concatenate([head, x[_axis_slice(ndim, axis, 0, n - s)]], axis=axis)
+
+
+def linear_recurrence(c, v, axis):
+    """x with x[j] = c[j] * x[j - 1] + v[j] along `axis` (x[-1] = 0), by doubling: log2(n)
+    steps of products and sums, so that its own derivatives are exact at every order."""
+    for s in _doublings(snp.shape(v)[axis]):
+        v = v + c * _shifted(v, s, axis, 0)
+        c = c * _shifted(c, s, axis, 1)
+    return v
 
 
 def _cumprod_grad_axis(t, a, axis):
-    before, first = _cumprod_masks(a, axis)
-    a1 = snp.where(first, 1.0, a)
-    s = reverse_cumsum(t * snp.cumprod(a1, axis=axis), axis)
-    s_first = snp.sum(snp.where(first, s, 0.0), axis=axis, keepdims=True)
-    return snp.where(before, (s - s_first) / snp.where(before, a1, 1.0),
-                     snp.where(first, s, 0.0))
+    # a's cotangent at m: (product of a before m) * r[m], where r[m] = t[m] + a[m + 1] * r[m + 1]
+    before = _shifted(snp.cumprod(a, axis=axis), 1, axis, 1)
+    flipped = snp.flip(a, axis)
+    r = snp.flip(linear_recurrence(_shifted(flipped, 1, axis, 1), snp.flip(t, axis), axis), axis)
+    return before * r
 
 
 def cumprod_grad(t, a, axis=None, reverse=False):
-    """Cotangent of a in cumprod(a, axis): exact with zeros in `a` (after the first zero only
-    that zero has a derivative)."""
+    """Cotangent of a in cumprod(a, axis): the transpose of cumprod_jvp, products and sums
+    only (no division: exact with zeros in `a`, and at every order)."""
     if axis is None:
         ga = _cumprod_grad_axis(t, snp.ravel(a), 0).reshape(np.shape(a))
     elif reverse:

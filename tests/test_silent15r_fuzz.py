@@ -7,9 +7,13 @@ difference the fuzzer found has a named regression test below (fuzz.REGRESSIONS)
 """
 import os
 
+import numpy as np
 import pytest
 from user_programs import fuzz, numerics
 from user_programs.fuzz_expected import EXPECTED
+
+import secant
+import secant.numpy as snp
 
 SECANT = fuzz.backend("secant")
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
@@ -44,13 +48,6 @@ KNOWN = {
     "array (SecantTypeError); vmap and grad alone pass",
     ("index_at_an_argmin", "vmap_vmap"): "an internal ValueError in batching/helpers.py align "
     "(an index list of arrays of two batch ranks made one array) under vmap(vmap)",
-    **{("cumprod_second_derivative_at_a_zero", t): "a silent wrong value, not fixed: second "
-       "derivatives of cumprod at a zero element (float64 closed form of the hessian of "
-       "x0 + x0 x1 + x0 x1 x2 at [1.5, 0, 0.5]: [[0, 1.5, 0], [1.5, 0, 1.5], [0, 1.5, 0]]; "
-       "secant's has 0 for d2/dx0dx1 and d2/dx1dx2): cumprod_grad and cumprod_jvp "
-       "(ad/rule_helpers.py, ad/jvp_helpers.py) replace the first zero by 1.0, so their own "
-       "derivatives lose that element; JAX differentiates its scan of products"
-       for t in ("hessian", "jacrev_jacfwd")},
     ("max_ignores_a_nan_tangent_not_chosen", "jacfwd"): "JAX's jacfwd is nan where its jvp is "
     "2.582 (under vmap XLA does not rewrite tangent * hits as a select, so the nan tangent of "
     "0 ** 0 not chosen reaches the max); secant selects under both",
@@ -149,7 +146,48 @@ def test_index_at_an_argmin():
 
 
 def test_cumprod_second_derivative_at_a_zero():
-    """hessian and jacrev(jacfwd) of snp.sum(snp.cumprod(x)) at x = [1.5, 0, 0.5]: wrong
-    (a silent wrong value KNOWN, not fixed: KNOWN says why); the other transforms match JAX
-    (fuzz15s, seed 10045)."""
+    """hessian and jacrev(jacfwd) of snp.sum(snp.cumprod(x)) at x = [1.5, 0, 0.5] were wrong
+    (d2/dx0dx1 and d2/dx1dx2 0, not 1.5; fuzz15s, seed 10045): cumprod_grad and cumprod_jvp
+    replaced the first zero by 1.0, so their own derivatives lost it. Both are now linear
+    recurrences of products and sums (ad/rule_helpers.py linear_recurrence), exact at every
+    order; test_cumprod_derivatives_at_every_order checks more."""
     check("cumprod_second_derivative_at_a_zero")
+
+
+def _central(fun, x, h=1e-6):
+    """d fun / d x by float64 central differences, x's axes first."""
+    out = np.zeros(x.shape + np.shape(fun(x)))
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = h
+        out[i] = (np.asarray(fun(x + e)) - np.asarray(fun(x - e))) / (2 * h)
+    return out
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumprod_derivatives_at_every_order(x64, reverse):
+    """cumprod's derivatives with zeros (one, two in a row, a trailing one) along axis 1,
+    forwards and reversed (lax.cumprod): the hessian against central differences of the
+    gradient; a third and fourth derivative against the closed form of
+    s + 2 s**3 + s**4 = sum(cumprod([s, s**2, 1 + s])); vmap(grad(grad)) against a loop."""
+    cum = (lambda x: secant.lax.cumprod(x, axis=1, reverse=True)) if reverse else \
+        (lambda x: snp.cumprod(x, axis=1))
+    w = np.arange(12.0).reshape(3, 4) / 5
+
+    def g(x):
+        return snp.sum(snp.sin(cum(x)) * w)
+    x = np.array([[1.2, 0.0, 0.7, 2.0], [0.0, 0.0, 1.1, 0.9], [0.5, 1.3, -0.4, 0.0]])
+    dg = secant.grad(g)
+    np.testing.assert_allclose(dg(x), _central(g, x), atol=1e-8)
+    want = _central(lambda v: np.asarray(dg(v)), x).reshape(12, 12)
+    np.testing.assert_allclose(np.asarray(secant.hessian(g)(x)).reshape(12, 12), want.T,
+                               atol=1e-7)
+    np.testing.assert_allclose(np.asarray(secant.jit(secant.jacfwd(dg))(x)).reshape(12, 12),
+                               want.T, atol=1e-7)
+
+    def h(s):
+        return snp.sum(snp.cumprod(snp.stack([s, s * s, 1 + s])))
+    d3 = secant.grad(secant.grad(secant.grad(h)))
+    assert np.isclose(d3(0.7), 12 + 24 * 0.7) and np.isclose(secant.grad(d3)(0.7), 24)
+    s = np.array([0.7, 0.0, -1.3])
+    np.testing.assert_allclose(secant.vmap(secant.grad(secant.grad(h)))(s), 12 * s + 12 * s * s)

@@ -684,10 +684,10 @@ REGRESSIONS = {
     "index_at_an_argmin": (source([], "x[0, snp.argmin(x[0])]"),
                            (([-0.5, 300.0, 0.25, 2.0, 0.5, 300.0], "float32", (2, 3)),
                             _f32(1.0))),
-    # not fixed (strict known, a silent wrong value): the hessian of sum(cumprod(x)) at
-    # x = [1.5, 0, 0.5] is [[0, 0, 0], [1.5, 0, 1.5], [0, 0, 0]], JAX's (and the closed form's)
-    # [[0, 1.5, 0], [1.5, 0, 1.5], [0, 1.5, 0]]: cumprod_grad's exact-at-zeros formula replaces
-    # the first zero by 1.0, so its derivative loses that element (fuzz15s, seed 10045)
+    # the hessian of sum(cumprod(x)) at x = [1.5, 0, 0.5] was [[0, 0, 0], [1.5, 0, 1.5],
+    # [0, 0, 0]], JAX's (and the closed form's) [[0, 1.5, 0], [1.5, 0, 1.5], [0, 1.5, 0]]:
+    # cumprod's rules replaced the first zero by 1.0, so their own derivatives lost that element
+    # (fuzz15s, seed 10045); they are now linear recurrences of products and sums
     "cumprod_second_derivative_at_a_zero": (source([], "snp.cumprod(x, axis=0)"),
                                             (_f32(1.5, 0.0, 0.5), _f32(1.0))),
 }
