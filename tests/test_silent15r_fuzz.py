@@ -191,3 +191,25 @@ def test_cumprod_derivatives_at_every_order(x64, reverse):
     assert np.isclose(d3(0.7), 12 + 24 * 0.7) and np.isclose(secant.grad(d3)(0.7), 24)
     s = np.array([0.7, 0.0, -1.3])
     np.testing.assert_allclose(secant.vmap(secant.grad(secant.grad(h)))(s), 12 * s + 12 * s * s)
+
+
+_WIDER = {"eager": lambda f, x, t: secant.jvp(f, (x,), (t,))[1],
+          "jit": lambda f, x, t: secant.jit(lambda x, t: secant.jvp(f, (x,), (t,)))(x, t)[1],
+          "vmap": lambda f, x, t: secant.vmap(lambda x, t: secant.jvp(f, (x,), (t,)))(
+              x[None], t[None])[1][0],
+          "linearize": lambda f, x, t: secant.linearize(f, x)[1](t)}
+
+
+@pytest.mark.parametrize("how", [h if h in ("eager", "jit") else pytest.param(
+    h, marks=pytest.mark.xfail(strict=True, reason="the generated jvp passes x_dot through "
+                               "`x + c` unchanged (float16), and vmap(jvp) and linearize's "
+                               "jvp return it as it is")) for h in _WIDER])
+def test_tangent_of_a_sum_with_a_wider_constant(how):
+    """jvp of x + c with x float16 and c a float32 array: JAX's tangent is float32, the output's
+    dtype; secant's was x's float16 (fuzz15s, seeds 10400 and 10768). jvp now gives each float
+    output's tangent its output's dtype (secant/transforms.py _float0_tangents)."""
+    c = np.array([1.0, -2.0, 0.5], np.float32)
+    x, t = np.array([0.5, 1.5, -3.0], np.float16), np.array([1.0, 0.25, -2.0], np.float16)
+    out = _WIDER[how](lambda x: x * 2 + c, x, t)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, t.astype(np.float32) * 2)
