@@ -479,10 +479,16 @@ class ContainerMixin:
 
     def _plain_dict(self, o):
         """An untracked operand known to hold a dict: a display, a name bound to one
-        (`defaults = {...}`) or a global dict, or a jvp's zeros_like_tree of either."""
+        (`defaults = {...}`) or a global dict, or a jvp's zeros_like_tree of either, or
+        vmap's broadcast_batch of one (`broadcast_batch(defaults, n) | p`, under vmap again)."""
         if not isinstance(o, ir.Expr):
             return False
         src = o.src.strip()
+        if src.startswith("broadcast_batch(") and self.src.generated:
+            call = gast.parse(src, mode="eval").body
+            if isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and call.args \
+                    and self.src.resolve_name(call.func.id)[1] in _structure_keeping():
+                return self._plain_dict(ir.Expr(gast.unparse(call.args[0]).strip()))
         inner = re.fullmatch(r"zeros_like_tree\((\w+)\)", src)
         named = ir.Expr(inner.group(1)) if inner is not None else o
         return src.startswith("{") or src in self.dict_names or _constant_kind(o) == "dict" \
@@ -1870,7 +1876,8 @@ CONTAINER_OPS = ("pack", "concat_seq", "dict_merge", "seq_as")
 # other ops and derivative helpers whose results are containers (a list of pieces, a
 # container's cotangent)
 _CONTAINER_RESULTS = ("grad_of_fields", "grad_of_fields_batched", "split", "array_split",
-                      "hsplit", "vsplit", "dsplit", "unmerge", "unmerge_grad", "add_at")
+                      "hsplit", "vsplit", "dsplit", "unmerge", "unmerge_grad", "pick",
+                      "add_at")
 _CONTAINER_HELPERS = ("unmerge", "pick", "split_at", "unstack_as", "unstack", "add_n_grad",
                       "unconcatenate")
 
