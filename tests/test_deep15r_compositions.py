@@ -35,7 +35,10 @@ _WHY = [      # (program, its compositions that differ from JAX, why)
      "(jvp_grad of a custom_vjp read only for its value works: forward.py _dead_tangent_calls)")),
     ("cvjp_dict_nondiff", ("jvp_grad",), "R: as cr_custom_vjp_pytree (its fwd calls itself)"),
     ("kalman_loglik", ("vmap_hessian",), ("R: vmap of hessian of the Kalman filter's "
-     "log-likelihood is refused (SecantTypeError; not diagnosed yet)")),
+     "log-likelihood: jnp.linalg.det's custom_jvp rule (_adjugate) batched under vmap of vmap "
+     "is a custom_jvp of `_adjugate_vmap_vmap(a, *, batch_size=None, batch_size_2=None)`, "
+     "whose inner batch_size custom.params refuses; letting it pass, the rule's jvp is then "
+     "called with a batch_size its jvp does not take (secant/transforms.py _batched_custom)")),
     ("dm_or_operator", ("vmap_hessian",), ("R: vmap of hessian of `DEFAULTS | params` then "
      "`p |= {k: ...}` in a loop: ShapeError in rows_as's batched jvp (not diagnosed)")),
     ("isinst_layers", ("grad4",), ("R: fourth order of a loop over heterogeneous layers "
