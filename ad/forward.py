@@ -42,6 +42,8 @@ class ForwardBuilder(Walker):
         self.shapes = None                  # which shapes provably agree (when first asked)
         self.numbers = set()                # variables that may hold a Python number (with a
                                             # tangent): an attribute read, arithmetic on them
+        self.pairs = []                     # (call line, unpacking lines, op, tangents) of
+                                            # each call of a callee's jvp (_dead_tangent_calls)
 
     # --- emission ---------------------------------------------------------------------------
     def emit_dot(self, code):
@@ -319,13 +321,17 @@ class ForwardBuilder(Walker):
             self.emit_call(call)
             return
         self._record(op.targets)
+        dots = [self.dots[t] for t in op.targets]
         if len(op.targets) == 1:
-            self.emit_call(f"{op.targets[0]}, {self.dots[op.targets[0]]} = {call}")
+            self.emit_call(f"{op.targets[0]}, {dots[0]} = {call}")
+            self.pairs.append((self.lines[-1], [], op, dots))
             return
         out, out_dot = self.names.fresh(hint), self.names.fresh(f"{hint}_dot")
         self.emit_call(f"{out}, {out_dot} = {call}")
+        first = self.lines[-1]
         self.emit(f"{', '.join(op.targets)} = {out}")
-        self.emit_dot(f"{', '.join(self.dots[t] for t in op.targets)} = {out_dot}")
+        self.emit_dot(f"{', '.join(dots)} = {out_dot}")
+        self.pairs.append((first, [self.lines[-1]], op, dots))
 
     def call(self, op):
         """A user function: its own generated jvp, on the tangents of the arguments that have
@@ -651,4 +657,27 @@ def build(fn, wrt, mode, names, jvp_of_callee, has_aux=False):
         if has_aux:
             ret += f", {src(aux)}"
     b.lines.append(Line(ret, 1))
-    return dead_code_eliminated(b.lines), args_src
+    return dead_code_eliminated(_dead_tangent_calls(b)), args_src
+
+
+def _dead_tangent_calls(b):
+    """b's lines with each call of a callee's jvp whose tangents nothing reads made a call of
+    the callee itself: the primal forward pass of a derivative differentiated again (jvp of
+    grad: `out = f(x)` read by grad_seed only) needs f's value, not its tangent, as JAX's
+    linearization never asks for one. A custom_vjp function there (whose jvp is refused, as
+    in JAX when its tangent is asked for) is then called as it is; the others cost less."""
+    if not b.pairs:
+        return b.lines
+    read = {}
+    for ln in b.lines:
+        for name in ln.uses:
+            read[name] = read.get(name, 0) + 1
+    dropped, replaced = set(), {}
+    for line, unpack, op, dots in b.pairs:
+        own = sum(d in u.uses for u in unpack for d in dots)
+        if sum(read.get(d, 0) for d in dots) > own:
+            continue
+        target = ", ".join(op.targets) if not unpack else line.code.split(",", 1)[0]
+        replaced[id(line)] = Line(f"{target} = {b.render(op)}", line.indent, origin=line.origin)
+        dropped.update(id(u) for u in unpack)
+    return [replaced.get(id(ln), ln) for ln in b.lines if id(ln) not in dropped]

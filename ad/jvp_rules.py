@@ -71,6 +71,7 @@ JVP = {
     "tree_leaves": {"tree": "tree_leaves({tree_dot})"},
     "unmerge": {"grads": LINEAR},
     "unmerge_grad": {"t": LINEAR},
+    "pick": {"grads": LINEAR},
     "tree_unflatten": {"leaves": "tree_unflatten({treedef}, {leaves_dot})"},
     "tree_leaves_as": {"tree": "tree_leaves_as({tree_dot}, {treedef})"},
     "optimization_barrier": {"x": "{x_dot}"},

@@ -171,7 +171,7 @@ class ReverseBuilder(Walker, StackReverse):
 
     def _may_be_container(self, var):
         return var in self.containers or var not in self.arrays or var in self.maybe_none \
-            or var in self.tree_items
+            or var in self.tree_items or var in self.fielded
 
     # --- forward -------------------------------------------------------------------------------
     def forward(self, stmts):
@@ -843,7 +843,7 @@ class ReverseBuilder(Walker, StackReverse):
         patterns = ([self._bar_pattern(xs, pending)] if wrt_xs else []) + \
             [self._bar_pattern(c, pending) for c in closed]
         extra = self._closed_args(op, True) + ("" if wrt_xs else ", wrt_xs=False")
-        call = f"map_vjp({vjp}, {gs[0]}, {src(xs)}{extra})"
+        call = f"map_vjp({vjp}, {self._output_cotangent(op, gs)}, {src(xs)}{extra})"
         self._assign_bars(patterns, pending, call)
 
     def _sums(self, op, param, special):
@@ -1946,7 +1946,8 @@ _TREE_OPERANDS = {"identity", "getitem", "field", "attribute", "getattr", "call"
                   "add_at", "add_at_grad",
                   "grad_of_fields", "pack", "concat_seq", "dict_merge", "seq_as", "tree_leaves",
                   "tree_unflatten", "tree_structure", "tree_leaves_as", "fields_of",
-                  "fields_of_batched", "split_at", *CONTROL_FLOW}
+                  "fields_of_batched", "split_at", "unmerge", "unmerge_grad", "pick",
+                  *CONTROL_FLOW}
 
 
 def arrays_read(stmts):
@@ -2275,10 +2276,11 @@ def _plain_text(stmts):
 
 
 def _fields_read(stmts):
-    """Variables read field by field (`r["a"]`, `p.w`, getattr(p, k)): containers (a loop's
-    dict item, say), whose zero is zeros_like_tree."""
+    """Variables read field by field (`r["a"]`, `p.w`, getattr(p, k); a derivative's
+    fields_of(p_bar, keys)): containers (a loop's dict item, say), whose zero is
+    zeros_like_tree."""
     out = {op.operands["tree"].name for op in _ops_in(stmts)
-           if op.op in ("field", "attribute", "getattr")
+           if op.op in ("field", "attribute", "getattr", "fields_of", "fields_of_batched")
            and isinstance(op.operands.get("tree"), ir.Var)}
     for s in ir.nested(stmts):      # a loop's name for such a value (`for r in rows`)
         if isinstance(s, (ir.For, ir.While)):

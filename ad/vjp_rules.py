@@ -35,6 +35,7 @@ VJP = {
     # the dict merge's cotangent helpers, each the other's transpose (x, grads: structure only)
     "unmerge": {"grads": "unmerge_grad({g}, {grads}, {x}, {keys})"},
     "unmerge_grad": {"t": "unmerge({g}, {x}, {keys})"},
+    "pick": {"grads": "unmerge_grad({g}, {grads}, {y}, ())"},     # (y: its keys only)
     "split_at": {"x": "{g}[0] + {g}[1]"},     # lists (or tuples) joined again
     # a pytree's leaves (a list): the cotangent rebuilt in the tree's structure, and back
     "tree_leaves": {"tree": "tree_unflatten(tree_structure({tree}), {g})"},

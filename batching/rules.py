@@ -191,7 +191,7 @@ SPECIAL = {"field", "attribute", "getattr", "call", "cond", "switch", "fori_loop
 
 # ops only the derivative transforms read (their helpers' calls in a derivative differentiated
 # again); under vmap these calls stay helper calls, written by HELPERS below
-DERIVATIVE_ONLY = {"unmerge", "unmerge_grad", "grad_of_fields_batched", "fields_of_batched",
+DERIVATIVE_ONLY = {"unmerge", "unmerge_grad", "pick", "grad_of_fields_batched", "fields_of_batched",
                    "add_at", "add_at_grad"}
 
 # ops with no batching rule for some operand: (operands, why), raised as a clear error

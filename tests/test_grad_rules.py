@@ -24,7 +24,8 @@ from secant.transformer.ops import LINALG_SPECTRAL
 import secant
 import secant.numpy as snp
 from secant.ad import index_modes
-from secant.ad.helpers import add_grads, fields_of, grad_of_fields, split_at, unmerge, unmerge_grad
+from secant.ad.helpers import (add_grads, fields_of, grad_of_fields, pick, split_at, unmerge,
+                               unmerge_grad)
 from secant.batching.helpers import fields_of_batched
 from secant.batching import helpers as batch_helpers
 from secant.batching.helpers import grad_of_fields_batched
@@ -177,7 +178,9 @@ def f_unmerge(x):                   # the dict merge's cotangent helpers and the
     d = {"a": snp.sin(x), "b": x * x, "c": x}
     back = unmerge(d, {"a": x, "b": x}, ["a"])
     grads = unmerge_grad({"a": x * 3.0, "b": snp.cos(back["b"])}, d, {"a": x, "b": x}, ["a"])
-    return wsum(back["b"] + grads["a"] + grads["b"] * 2.0 + grads["c"])
+    picked = pick(d, {"c": x, "a": x})          # (d's entries at the keys of the dict merged in)
+    return wsum(back["b"] + grads["a"] + grads["b"] * 2.0 + grads["c"]
+                + snp.sin(picked["c"]) * picked["a"])
 def f_split(x):                     # a list of pieces: its cotangent is joined back
     a, b, c = snp.vsplit(x, 3)
     d, e = snp.hsplit(snp.sin(x), 2)

@@ -479,10 +479,16 @@ class ContainerMixin:
 
     def _plain_dict(self, o):
         """An untracked operand known to hold a dict: a display, a name bound to one
-        (`defaults = {...}`) or a global dict, or a jvp's zeros_like_tree of either."""
+        (`defaults = {...}`) or a global dict, or a jvp's zeros_like_tree of either, or
+        vmap's broadcast_batch of one (`broadcast_batch(defaults, n) | p`, under vmap again)."""
         if not isinstance(o, ir.Expr):
             return False
         src = o.src.strip()
+        if src.startswith("broadcast_batch(") and self.src.generated:
+            call = gast.parse(src, mode="eval").body
+            if isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and call.args \
+                    and self.src.resolve_name(call.func.id)[1] in _structure_keeping():
+                return self._plain_dict(ir.Expr(gast.unparse(call.args[0]).strip()))
         inner = re.fullmatch(r"zeros_like_tree\((\w+)\)", src)
         named = ir.Expr(inner.group(1)) if inner is not None else o
         return src.startswith("{") or src in self.dict_names or _constant_kind(o) == "dict" \
@@ -1870,7 +1876,8 @@ CONTAINER_OPS = ("pack", "concat_seq", "dict_merge", "seq_as")
 # other ops and derivative helpers whose results are containers (a list of pieces, a
 # container's cotangent)
 _CONTAINER_RESULTS = ("grad_of_fields", "grad_of_fields_batched", "split", "array_split",
-                      "hsplit", "vsplit", "dsplit", "unmerge", "unmerge_grad", "add_at")
+                      "hsplit", "vsplit", "dsplit", "unmerge", "unmerge_grad", "pick",
+                      "add_at")
 _CONTAINER_HELPERS = ("unmerge", "pick", "split_at", "unstack_as", "unstack", "add_n_grad",
                       "unconcatenate")
 
@@ -1905,7 +1912,9 @@ def _helper_lists(op):
 # arguments that only give a structure or a shape (their derivative is zero)
 _STRUCTURE_ARGS = {"unstack_as": (1,), "unmerge": (1, 2), "pick": (1,), "add_n_grad": (1,),
                    "unconcatenate": (1,), "fields_of": (1,), "fields_of_batched": (1,),
-                   "grad_of_fields": (0,), "grad_of_fields_batched": (0,)}
+                   "grad_of_fields": (0,), "grad_of_fields_batched": (0,),
+                   # jacrev's Jacobian from its rows: the output and the input give its shape
+                   "from_rows": (1, 2)}
 
 
 def container_names(stmts):

@@ -4349,9 +4349,10 @@ class Normaliser(ContainerMixin):
                 if isinstance(o, ir.Var) and (self.batching or pname in spec.conditions):
                     operands[pname] = o     # a batched condition, or a traced one (no derivative)
                     continue
-                if isinstance(o, ir.Var) and opname in DICT_HELPER_OPS and pname == "keys":
-                    operands[pname] = o     # a dict merged in: only its keys are read
-                    continue
+                if isinstance(o, (ir.Var, ir.Seq)) and opname in DICT_HELPER_OPS \
+                        and pname == "keys":
+                    operands[pname] = o     # a dict merged in, or `[k]` (a reverse loop's key
+                    continue                # in pick's vjp): only its keys are read
                 if isinstance(o, ir.Seq) and _has_var(o) and self.batching \
                         and pname == "start_indices" and opname in _PER_EXAMPLE_STARTS:
                     operands[pname] = self.pack(o)      # (0, i): starts per example

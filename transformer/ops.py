@@ -162,6 +162,9 @@ op("grad_of_fields", "tree, fields", (), code="grad_of_fields({tree}, {fields})"
 op("unmerge", "grads, x, keys", ("grads", "x"), code="unmerge({grads}, {x}, {keys})")
 op("unmerge_grad", "t, grads, x, keys", ("t", "grads", "x"),
    code="unmerge_grad({t}, {grads}, {x}, {keys})")
+# the cotangent of dict y in the merge `x | y` (ad/helpers.py pick: grads' entries at y's
+# keys): linear in grads, y a structure only; unmerge(grads, y, ()) by another name
+op("pick", "grads, y", ("grads", "y"), code="pick({grads}, {y})")
 # ... and its batched form (batching/helpers.py), in a batched derivative differentiated again
 op("grad_of_fields_batched", "tree, fields, n, tree_batched", (),
    code="grad_of_fields_batched({tree}, {fields}, {n}, {tree_batched})", sequence="fields")
@@ -195,7 +198,7 @@ op("add_grads", "x, y", ("x", "y"), code="add_grads({x}, {y})")
 TREE_OPS = ("tree_leaves", "tree_unflatten", "tree_structure", "tree_leaves_as")
 # derivative helpers (ad/helpers.py) read as ops in a derivative differentiated again: their
 # operands are pytrees, kept as they are, and their results dicts
-DICT_HELPER_OPS = ("unmerge", "unmerge_grad")
+DICT_HELPER_OPS = ("unmerge", "unmerge_grad", "pick")
 op("tree_leaves", "tree", ("tree",), code="tree_leaves({tree})")
 op("tree_unflatten", "treedef, leaves", ("leaves",), code="tree_unflatten({treedef}, {leaves})")
 op("tree_leaves_as", "tree, treedef, strict=False", ("tree",),
@@ -453,7 +456,7 @@ def lax_spelling(obj):
 # ops that no numpy/secant.numpy function of the same name means
 _NOT_NUMPY = {"identity", "field", "attribute", "getattr", "call", "add_n", "select", "invert",
               "pack",
-              "grad_of_fields_batched", "fields_of_batched", "unmerge", "unmerge_grad",
+              "grad_of_fields_batched", "fields_of_batched", "unmerge", "unmerge_grad", "pick",
               "concat_seq", "dict_merge", "add_grads", "add_at", "add_at_grad", "seq_as",
               "tree_leaves",
               "tree_unflatten", "tree_structure", "tree_leaves_as"}

@@ -73,13 +73,22 @@ def _collect_sixth():
     return list(api_surface.CASES)
 
 
+def _collect_deep():
+    """Programs of the kinds the deep compositions battery found failing (deep15s: dict
+    merges, isinstance on parameters, custom_vjp of pytrees, lax.map over pytrees, helpers
+    calling helpers), run by deep.py only."""
+    from user_programs import deep_more
+    return list(deep_more.CASES)
+
+
 ALL = _collect()
 SECOND = _collect_second()
 THIRD = _collect_third()
 FOURTH = _collect_fourth()
 FIFTH = _collect_fifth()
 SIXTH = _collect_sixth()
-BY_NAME = {c.name: c for c in ALL + SECOND + THIRD + FOURTH + FIFTH + SIXTH}
-_names = [c.name for c in ALL + SECOND + THIRD + FOURTH + FIFTH + SIXTH]
+DEEP = _collect_deep()
+BY_NAME = {c.name: c for c in ALL + SECOND + THIRD + FOURTH + FIFTH + SIXTH + DEEP}
+_names = [c.name for c in ALL + SECOND + THIRD + FOURTH + FIFTH + SIXTH + DEEP]
 assert len(BY_NAME) == len(_names), \
     f"duplicate program names: {sorted({n for n in _names if _names.count(n) > 1})}"
