@@ -54,16 +54,21 @@ def _names(names, store):
     return gast.Tuple([gast.Name(n, ctx(), None, None) for n in names], ctx())
 
 
+def _rebinding_defs(body, local):
+    """(def, its nonlocal names, its nonlocal statements) for each nested def of `body` that
+    rebinds names of `local` through `nonlocal` (body may be changed while this runs)."""
+    for s in list(body):
+        if isinstance(s, gast.FunctionDef):
+            names, stmts = nonlocal_names(s)
+            if names and set(names) <= local:
+                yield s, names, stmts
+
+
 def return_rebound(body, local):
     """`body` (a function's statements) with each nested def that rebinds names of `local`
     through `nonlocal` rewritten to take and return them; whether anything changed."""
     changed = False
-    for s in list(body):
-        if not isinstance(s, gast.FunctionDef):
-            continue
-        names, stmts = nonlocal_names(s)
-        if not names or not set(names) <= local:
-            continue
+    for s, names, stmts in _rebinding_defs(body, local):
         a = s.args
         if s.decorator_list or a.vararg or a.kwarg or a.kwonlyargs or a.defaults or \
                 a.posonlyargs or any(isinstance(n, (gast.Return, gast.Yield, gast.YieldFrom,
@@ -142,12 +147,7 @@ def thread_rebound(body, local, fresh):
     others stay as written (refused later, clearly).
     `fresh(name)`: a new local name. Whether anything changed."""
     changed = False
-    for s in list(body):
-        if not isinstance(s, gast.FunctionDef):
-            continue
-        names, stmts = nonlocal_names(s)
-        if not names or not set(names) <= local:
-            continue
+    for s, names, stmts in _rebinding_defs(body, local):
         names = list(dict.fromkeys(names))
         a = s.args
         own = list(_walk_scope(s.body))
