@@ -674,6 +674,8 @@ def _dead_tangent_calls(b):
             read[name] = read.get(name, 0) + 1
     dropped, replaced = set(), {}
     for line, unpack, op, dots in b.pairs:
+        if op.op != "call":         # (a lax loop or cond: its own pair form, kept)
+            continue
         own = sum(d in u.uses for u in unpack for d in dots)
         if sum(read.get(d, 0) for d in dots) > own:
             continue

@@ -598,11 +598,8 @@ def _zeros_like(leaf):
 def is_static_leaf(leaf):
     """A function or a string as a leaf of a cotangent: a field of an object the code read
     (equinox's activation=jnp.tanh, secant/transforms.py _held_caller; kind="tanh" of an object
-    carried as its dict of fields). It holds no arrays: its cotangent (and zero) is itself. Not
-    a branch's unset placeholder (backends/placeholder.py, callable only to raise when called):
-    its zero is snp.zeros_like's symbolic one."""
-    return isinstance(leaf, str) or callable(leaf) and not hasattr(leaf, "shape") \
-        and not getattr(leaf, "__secant_undefined__", False)
+    carried as its dict of fields). It holds no arrays: its cotangent (and zero) is itself."""
+    return isinstance(leaf, str) or callable(leaf) and not hasattr(leaf, "shape")
 
 
 def zero_method(leaf):
