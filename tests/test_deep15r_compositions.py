@@ -48,6 +48,11 @@ _WHY = [      # (program, its compositions that differ from JAX, why)
      "but was assigned in only one branch of the if': a branch's unset placeholder is taken "
      "for a static leaf (its zero itself). deep15s's fix (its zero the symbolic one) was taken "
      "back on landing: that zero reached code reading .shape (test_loop15n_loops)")),
+    ("custom_vjp_user", ("vmap_hessian",), ("R: vmap of hessian of a custom_vjp function "
+     "(SecantTypeError): deep15s's fix (from_rows' output and input read for their structure "
+     "only) was taken back on landing, as it broke test_mods15d_triples and "
+     "test_norm15l_unpacked_calls")),
+    ("cvjp_tuple_arg", ("vmap_hessian",), ("R: as custom_vjp_user's vmap_hessian")),
     ("isinst_layers", ("grad4",), ("R: fourth order of a loop over heterogeneous layers "
      "(SecantTypeError in add_rows' third derivative; not diagnosed)")),
     ("isinst_dict_values", ("grad4",), "R: fourth order (SecantValueError; not diagnosed)"),
