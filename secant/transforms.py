@@ -3217,6 +3217,9 @@ def _positions(argnums, fn):
 
 
 _FLOAT_SCALARS = frozenset([np.float32, np.float64])
+# the argument types a derivative's run on NumPy's values may take (raw_run: _as_arrays makes
+# them arrays or leaves them numbers without a tree walk; raw_eager takes the float ones)
+_RAW_ARGUMENTS = frozenset([Array, np.ndarray, np.float32, np.float64, float, int])
 _FAST_INEXACT = (np.dtype("float32"), np.dtype("float64"))
 
 
@@ -3470,12 +3473,43 @@ def _transform(fun, argnums, mode, has_aux):
                 return out
         return _in_parameter_dtypes(out, args, positions, mode, has_aux, tuple_out)
 
+    def raw_run(args):
+        """The call on NumPy's values (secant/raw_eager.py) ahead of the general path, or
+        NOT_RAW where that does not apply (FAILED: it applied and failed). A derivative that
+        runs so calls NumPy's functions only: it meets no run-time callee (RetryAnswered),
+        reads no computed field (rerun_if_met) and runs no code that could rebind a name it
+        resolved (rerun_if_rebound after the run)."""
+        if raw_eager.raw_version(gen) is None or active_trace() is not None:
+            return raw_eager.NOT_RAW
+        for a in args:
+            if type(a) not in _RAW_ARGUMENTS:
+                return raw_eager.NOT_RAW
+        try:
+            args = _as_arrays(args, positions)
+        except Exception:           # (an array NumPy holds and secant does not: the general
+            return raw_eager.NOT_RAW    # path's error)
+        if not _current(gen) or reads_computed(gen, args):
+            return raw_eager.NOT_RAW        # (the general path generates it again)
+        token = quiet_enter()
+        try:
+            out = raw_eager.run(gen, args)
+        finally:
+            quiet_exit(token)
+        return out if out is raw_eager.NOT_RAW or out is raw_eager.FAILED else keep(out, args)
+
     @functools.wraps(gen)
     def transformed(*args, **kwargs):
         nonlocal gen
+        tried = None
+        if raw_ok and not kwargs:
+            out = raw_run(args)
+            if out is raw_eager.FAILED:
+                tried = out             # (the general path runs it as written: not again)
+            elif out is not raw_eager.NOT_RAW:
+                return out
         try:
             with RetryAnswered(base) as answered:
-                out = rerun_if_met(lambda: run(*args, **kwargs))
+                out = rerun_if_met(lambda: run_as(args, kwargs, tried))
             if not answered.escalated():
                 return out
         except SecantError as e:
@@ -3491,6 +3525,9 @@ def _transform(fun, argnums, mode, has_aux):
         return run(*args, **kwargs)
 
     def run(*args, **kwargs):
+        return run_as(args, kwargs)
+
+    def run_as(args, kwargs, tried=None):
         args = _as_arrays(args, positions)
         _check_differentiable(args, positions, mode)
         form = _objects_form(base, args)        # (v - w of user objects: Vec.__sub__)
@@ -3509,7 +3546,8 @@ def _transform(fun, argnums, mode, has_aux):
                 if form is None and reads_computed(fn, args):   # (an object's __getattr__
                     fn = current()                  # computes a name read as a field: again)
                 # plain arithmetic on floats runs on NumPy's values (secant/raw_eager.py)
-                out = raw_eager.run(fn, args) if raw_ok and not kwargs else raw_eager.NOT_RAW
+                out = raw_eager.run(fn, args) if raw_ok and not kwargs and tried is None \
+                    else tried or raw_eager.NOT_RAW
                 if out is raw_eager.NOT_RAW or out is raw_eager.FAILED:
                     failed, out = out is raw_eager.FAILED, fn(*args, **kwargs)
                     if failed:

@@ -1,8 +1,9 @@
 """The operators and methods of secant.Array and of Tracers, installed from secant.numpy so the
 ground floor (backends/) never imports upward. Both classes get the same set."""
-from secant.backends.array import Array
-from secant.backends.core import Tracer
+import numpy as np
 
+from secant.backends.array import Array
+from secant.backends.core import FAST_FLOATS, Tracer, quiet_call
 
 _OPERATORS = {
     # dunder -> (secant.numpy function, whether the operands are swapped)
@@ -43,6 +44,13 @@ def _method(snp, target, swapped):
 
 def _pow(x, y):
     """x ** 2 with a Python int exponent stays an integer power (exact, and x ** 2 reads well)."""
+    if type(x) is Array and type(y) is int and 1 <= y <= 4:
+        v = x._npy      # an eager float array: integer_pow's impl (y - 1 products), as bind
+        if type(v) is np.ndarray and v.dtype in FAST_FLOATS:    # computes it
+            r = v
+            for _ in range(y - 1):
+                r = quiet_call(np.multiply, r, v)
+            return Array._wrap_ndarray(r, x.weak_type)
     from secant import numpy as snp
     if type(y) is int and -4 <= y <= 4:
         from secant.backends import dtypes

@@ -142,12 +142,38 @@ def _extremum(name, prim, neutral_of, combine, a, axis, out, keepdims, initial, 
     return _keep(r, axes, keepdims)
 
 
+def _fast_extremum(ufunc, a, axis, keepdims):
+    """amax/amin of an eager float array over non-empty axes: reduce_max's (reduce_min's) impl
+    (NumPy's max, NaN propagating; its `initial` changes no non-empty result) and expand_dims
+    for keepdims, as one ufunc.reduce; None for anything else (the general path)."""
+    v = a._npy
+    if type(v) is not np.ndarray or v.dtype not in FAST_FLOATS:
+        return None
+    axes = _canonical_axes(axis, v.ndim)
+    if not axes:
+        return a
+    shape = v.shape
+    for i in axes:
+        if not shape[i]:
+            return None         # (an empty reduction: the general path's error)
+    return Array._wrap_ndarray(quiet_call(ufunc.reduce, v, axis=axes, keepdims=bool(keepdims)),
+                               a.weak_type)
+
+
 def amax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    if type(a) is Array and out is None and initial is None and where is None:
+        r = _fast_extremum(np.maximum, a, axis, keepdims)
+        if r is not None:
+            return r
     return _extremum("max", st.reduce_max_p, st.lowest, maximum, a, axis, out, keepdims,
                      initial, where)
 
 
 def amin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    if type(a) is Array and out is None and initial is None and where is None:
+        r = _fast_extremum(np.minimum, a, axis, keepdims)
+        if r is not None:
+            return r
     return _extremum("min", st.reduce_min_p, st.highest, minimum, a, axis, out, keepdims,
                      initial, where)
 

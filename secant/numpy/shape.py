@@ -42,6 +42,8 @@ def _normalize_axis(axis, ndim, name="axis"):
 
 def _canonical_axes(axis, ndim, name="axis"):
     """axis=None/int/sequence -> a sorted tuple of distinct non-negative axes."""
+    if type(axis) is int and -ndim <= axis < ndim:
+        return (axis % ndim,)       # (the common case, at once)
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, (tuple, list)):
@@ -142,6 +144,10 @@ def ravel(a, order="C"):
 
 
 def transpose(a, axes=None):
+    if axes is None and type(a) is Array:
+        v = a._npy      # an eager array: transpose_p's impl (NumPy's view), as bind computes it
+        if type(v) is np.ndarray:
+            return Array._wrap_ndarray(v.transpose(), a.weak_type) if v.ndim > 1 else a
     a = ensure_array(a)
     if axes is None:
         perm = tuple(range(a.ndim))[::-1]
@@ -168,6 +174,13 @@ def matrix_transpose(x, /):
 
 
 def swapaxes(a, axis1, axis2):
+    if type(a) is Array and type(axis1) is int and type(axis2) is int:
+        v = a._npy      # an eager array: transpose_p's impl (NumPy's view), as bind computes it
+        if type(v) is np.ndarray:
+            n = v.ndim
+            if -n <= axis1 < n and -n <= axis2 < n:
+                i, j = axis1 % n, axis2 % n
+                return a if i == j else Array._wrap_ndarray(v.swapaxes(i, j), a.weak_type)
     a = ensure_array(a)
     i, j = _normalize_axis(axis1, a.ndim), _normalize_axis(axis2, a.ndim)
     perm = list(range(a.ndim))
