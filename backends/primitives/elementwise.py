@@ -226,6 +226,10 @@ add_p = binary("add", np.add)
 sub_p = binary("sub", np.subtract)
 mul_p = binary("mul", np.multiply)
 div_p = binary("div", _div)
+# (on two arrays of one float or complex dtype div's impl is NumPy's true_divide itself: the
+# eager fast paths call it directly, as binary() lets them call add's np.add; core.eager_binary)
+div_p.ufunc = np.true_divide
+div_p.ufunc_dtypes = frozenset(map(np.dtype, ["float32", "float64", "complex64", "complex128"]))
 rem_p = binary("rem", _rem, "realint")
 pow_p = binary("pow", _pow)
 max_p = binary("max", np.maximum, "any")

@@ -56,6 +56,12 @@ def _canonical_axes(axis, ndim, name="axis"):
 
 
 def _shape_tuple(shape, name="shape"):
+    if type(shape) is tuple:        # (a tuple of non-negative ints, the common case: itself)
+        for d in shape:
+            if type(d) is not int or d < 0:
+                break
+        else:
+            return shape
     if isinstance(shape, (tuple, list)):
         dims = tuple(_static_int(d, f"{name} entries") for d in shape)
     else:
@@ -249,6 +255,12 @@ def broadcast_shapes(*shapes):
     shapes = [_shape_tuple(s) for s in shapes]
     if not shapes:
         return ()
+    first = shapes[0]
+    for s in shapes:
+        if s != first:
+            break
+    else:
+        return first        # (one shape: itself)
     nd = builtins.max(len(s) for s in shapes)
     out = []
     for dims in zip(*[(1,) * (nd - len(s)) + s for s in shapes]):
