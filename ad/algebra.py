@@ -91,7 +91,10 @@ def simplified_line(ln, cotangents, shapes, facts=None):
             return ln
         target = f"{tree.targets[0].id} = "
     rewriter = _Rewriter(shapes, facts or {}, cotangents)
-    composed = rewriter.unbroadcasts_merged(_reductions_composed(tree.value))
+    # (a line that names no unreduce_to has no reduction to compose: its tree is not rebuilt,
+    # issue 19)
+    composed = rewriter.unbroadcasts_merged(
+        _reductions_composed(tree.value) if "unreduce_to" in ln.code else tree.value)
     value = rewriter.expr(composed)
     if not rewriter.changed and composed is tree.value:
         return ln
