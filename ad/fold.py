@@ -75,32 +75,40 @@ def folded(lines, names, temporaries=frozenset(), kept=frozenset(), simplify=Non
     sums are written: earlier, a wide fold could take the place of a simplification)."""
     targets = {}                    # line -> _target's answer (each line parsed once)
     blocked = None                  # after the first pass: the single reads an input's change
-    for n in range(MAX_PASSES):     # kept from folding, the only ones tried again (single
-        before = len(lines)         # reads first: a value computed for one use is written in
-        retry, blocked = blocked, set()     # it before an accumulation is merged)
+    counts = {}                     # (the mentions and comment groups each pass keeps: formed
+    for n in range(MAX_PASSES):     # once, not per pass; issue 19) kept from folding, the only
+        before = len(lines)         # ones tried again (single reads first: a value computed
+        retry, blocked = blocked, set()     # for one use is written in it before an
         lines = _folded_once(lines, names, temporaries, kept, targets, retry, blocked,
-                             simplify, unfed, wrap, one_row)
+                             simplify, unfed, wrap, one_row, counts)  # accumulation is merged)
         if n and len(lines) == before:
             break
     return lines
 
 
 def _folded_once(lines, names, temporaries, kept, targets, retry, blocked, simplify=None,
-                 unfed=frozenset(), wrap=False, one_row=False):
+                 unfed=frozenset(), wrap=False, one_row=False, counts=None):
     """One pass, first line to last. retry None: the first pass, single reads only; else
     accumulations merged too, and only the single reads in `retry` tried again. The single
-    reads an input's change kept from folding are added to `blocked`."""
+    reads an input's change kept from folding are added to `blocked`. counts: {} at the first
+    of passes over the same lines, where this pass leaves its mentions, groups and fielded
+    names (kept up to date as it folds) for the next."""
     lines = list(lines)
     foldable = names | kept
     retried = foldable | temporaries    # (formed once: not per name read)
-    groups = _groups(lines)
-    mentions = mentioned(lines)
+    if counts:
+        groups, mentions, fielded = counts["groups"], counts["mentions"], counts["fielded"]
+    else:
+        groups = _groups(lines)
+        mentions = mentioned(lines)
+        fielded = set()             # the names a grad_of_fields line reads (maybe an entry)
+        for ln in lines:
+            if _FIELDS in ln.code:
+                fielded.update(ln.uses)
+        if counts is not None:
+            counts.update(groups=groups, mentions=mentions, fielded=fielded)
     defining = None                 # name -> {id: line} assigning it (at the first fold: a
     #                                 pass folding nothing needs none, issue 19)
-    fielded = set()                 # the names a grad_of_fields line reads (maybe an entry)
-    for ln in lines:
-        if _FIELDS in ln.code:
-            fielded.update(ln.uses)
     i = 0
     while i < len(lines):
         k = _use_to_fold(lines, i, foldable, temporaries, kept, groups, mentions, targets,

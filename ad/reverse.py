@@ -2068,8 +2068,9 @@ class _RowAdds:
         bars = set(builder.bars.values())
         body = [ln for ln in lines[head + 1:end] if ln.kind != "slot"]
         after = []
+        zeroing = re.compile(rf"(\w+) = (\w+)\.at\[{i}\]\.set\(0\)")    # (once, not per line)
         for ln in body:
-            m = re.fullmatch(rf"(\w+) = (\w+)\.at\[{i}\]\.set\(0\)", ln.code)
+            m = zeroing.fullmatch(ln.code)
             if not m or ln.indent != self.indent or m.group(1) not in bars \
                     or m.group(2) not in bars:
                 continue
