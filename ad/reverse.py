@@ -1997,6 +1997,9 @@ def _range_call(code):
         value.func.id == "range" else None
 
 
+_ZEROED_ROW = re.compile(r"(\w+) = (\w+)\.at\[(.+)\]\.set\(0\)")   # (_RowAdds.zeroed_after)
+
+
 class _RowAdds:
     """A loop over a range reading one row of an outer array per iteration (`x[i]`): its
     reverse adds each row's cotangent by `x_bar = x_bar.at[i].add(x_item_bar)`, a copy of
@@ -2068,13 +2071,12 @@ class _RowAdds:
         bars = set(builder.bars.values())
         body = [ln for ln in lines[head + 1:end] if ln.kind != "slot"]
         after = []
-        zeroing = re.compile(rf"(\w+) = (\w+)\.at\[{i}\]\.set\(0\)")    # (once, not per line)
-        for ln in body:
-            m = zeroing.fullmatch(ln.code)
-            if not m or ln.indent != self.indent or m.group(1) not in bars \
-                    or m.group(2) not in bars:
+        for ln in body:     # (one pattern, the row compared: not one compiled per loop)
+            m = _ZEROED_ROW.fullmatch(ln.code)
+            if not m or m.group(3) != i or ln.indent != self.indent or \
+                    m.group(1) not in bars or m.group(2) not in bars:
                 continue
-            b, g = m.groups()
+            b, g = m.group(1, 2)
             copy = [c for c in body if c.code == f"{g} = {b}" and c.indent == self.indent]
             row = re.compile(rf"\b{g}\b(?!\.at\[{i}\]\.get\(|\[{i}\])")
             if len(copy) != 1 or any(b in c.uses or b in c.defines for c in body
