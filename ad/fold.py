@@ -345,13 +345,12 @@ def _substituted(definition, use, simplify=None, entries=True, wrap=False, one_r
         if simplify is None and not layout and _width(code, wrap) > MAX_LENGTH:
             return None
         try:
-            if not _same(_parsed(type(use)(code, use.indent, use.kind)), tree,
-                         (hits[0], value)):     # (the use's tree, value for the read)
-                continue
+            new = type(use)(code, use.indent, use.kind, use.origin)
+            if not _same(_parsed(new), tree, (hits[0], value)):     # (the use's tree, value
+                continue                                            # for the read)
         except SyntaxError:
             continue
-        return _within_limits(type(use)(code, use.indent, use.kind, use.origin), simplify,
-                              layout, wrap, one_row)
+        return _within_limits(new, simplify, layout, wrap, one_row)
     return None
 
 
