@@ -62,7 +62,7 @@ _OPERATIONS = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare)
 
 
 def folded(lines, names, temporaries=frozenset(), kept=frozenset(), simplify=None,
-           unfed=frozenset(), wrap=False, one_row=False):
+           unfed=frozenset(), wrap=False, one_row=False, targets=None):
     """`lines` with each single-use assignment of a cotangent in `names` (or in `kept`, into a
     line that assigns it again), or of a forward temporary in `temporaries` by a pure
     expression, folded into its use, first to last (a fold's result may itself be folded
@@ -72,8 +72,11 @@ def folded(lines, names, temporaries=frozenset(), kept=frozenset(), simplify=Non
     the last pass, only the folds whose line `wrapped` writes on two rows within MAX_LENGTH
     (the folds within one row made first, so a fold on two rows never takes their place).
     one_row: a folded line on one row may take up to MAX_ONE_ROW_OPERATIONS (a pass after the
-    sums are written: earlier, a wide fold could take the place of a simplification)."""
-    targets = {}                    # line -> _target's answer (each line parsed once)
+    sums are written: earlier, a wide fold could take the place of a simplification).
+    targets: line -> _target's answer, a dict the caller may share among calls folding the
+    same `names` and `temporaries` (each line read once, not once per call: issue 19)."""
+    if targets is None:
+        targets = {}                # line -> _target's answer (each line parsed once)
     blocked = None                  # after the first pass: the single reads an input's change
     counts = {}                     # (the mentions and comment groups each pass keeps: formed
     for n in range(MAX_PASSES):     # once, not per pass; issue 19) kept from folding, the only
@@ -111,6 +114,10 @@ def _folded_once(lines, names, temporaries, kept, targets, retry, blocked, simpl
     #                                 pass folding nothing needs none, issue 19)
     i = 0
     while i < len(lines):
+        got = targets.get(lines[i])     # (a line that assigns nothing foldable: no call)
+        if got is not None and got[0] is None:
+            i += 1
+            continue
         k = _use_to_fold(lines, i, foldable, temporaries, kept, groups, mentions, targets,
                          retry, blocked, fielded)
         if k is not None and not lines[k].defines & unfed:
