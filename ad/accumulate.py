@@ -63,8 +63,9 @@ def summed(lines, cotangents, label="Grad of", kept=frozenset(), simplify=None, 
     firsts = {}         # line -> _first_assignment's answer (each line parsed once)
     # the sums first, each read once folded after them: a fold may make a contribution too
     # long to be summed (attention's k_bar into x_bar's), a sum does not
+    mentions = fold.mentioned(lines)    # (kept up to date below: counted once, issue 19)
     for reads_once in (True,) if wrap else (False, True, False):
-        i, mentions = 0, fold.mentioned(lines)
+        i = 0
         while i < len(lines):
             merged = _merged(lines, i, cotangents, prefix, kept, simplify, reads_once,
                              mentions, firsts, wrap)

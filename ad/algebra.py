@@ -59,9 +59,19 @@ def simplifier(lines, cotangents, shapes, unreduced=True):
     """(a function simplifying one line as `lines` fold (ad/fold.py), the names bound to an
     `unreduce(t, a)` that the function reads as such, into whose line nothing may fold: t
     keeps its names there; none with unreduced=False: the names bound to grad's seed only.)"""
-    facts = _unreduced_names(lines, seeds_only=not unreduced)
-    if not unreduced:
-        facts = {_SEEDED: facts.get(_SEEDED, set())}
+    if not unreduced:       # (its facts worked out at its first line: most passes after the
+        lines = tuple(lines)    # first simplify none, issue 19)
+        facts = None
+
+        def simplify(ln):
+            nonlocal facts
+            if facts is None:
+                facts = {_SEEDED: _unreduced_names(lines, seeds_only=True).get(_SEEDED, set()),
+                         _BOUND: _bound_once(lines, cotangents)}
+            return simplified_line(ln, cotangents, shapes, facts)
+        simplify.cotangents = cotangents
+        return simplify, {_BOUND}
+    facts = _unreduced_names(lines)
     facts[_BOUND] = _bound_once(lines, cotangents)
 
     def simplify(ln):
@@ -91,7 +101,10 @@ def simplified_line(ln, cotangents, shapes, facts=None):
             return ln
         target = f"{tree.targets[0].id} = "
     rewriter = _Rewriter(shapes, facts or {}, cotangents)
-    composed = rewriter.unbroadcasts_merged(_reductions_composed(tree.value))
+    # (a line that names no unreduce_to has no reduction to compose: its tree is not rebuilt,
+    # issue 19)
+    composed = rewriter.unbroadcasts_merged(
+        _reductions_composed(tree.value) if "unreduce_to" in ln.code else tree.value)
     value = rewriter.expr(composed)
     if not rewriter.changed and composed is tree.value:
         return ln

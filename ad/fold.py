@@ -62,7 +62,7 @@ _OPERATIONS = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare)
 
 
 def folded(lines, names, temporaries=frozenset(), kept=frozenset(), simplify=None,
-           unfed=frozenset(), wrap=False, one_row=False):
+           unfed=frozenset(), wrap=False, one_row=False, targets=None):
     """`lines` with each single-use assignment of a cotangent in `names` (or in `kept`, into a
     line that assigns it again), or of a forward temporary in `temporaries` by a pure
     expression, folded into its use, first to last (a fold's result may itself be folded
@@ -72,37 +72,52 @@ def folded(lines, names, temporaries=frozenset(), kept=frozenset(), simplify=Non
     the last pass, only the folds whose line `wrapped` writes on two rows within MAX_LENGTH
     (the folds within one row made first, so a fold on two rows never takes their place).
     one_row: a folded line on one row may take up to MAX_ONE_ROW_OPERATIONS (a pass after the
-    sums are written: earlier, a wide fold could take the place of a simplification)."""
-    targets = {}                    # line -> _target's answer (each line parsed once)
+    sums are written: earlier, a wide fold could take the place of a simplification).
+    targets: line -> _target's answer, a dict the caller may share among calls folding the
+    same `names` and `temporaries` (each line read once, not once per call: issue 19)."""
+    if targets is None:
+        targets = {}                # line -> _target's answer (each line parsed once)
     blocked = None                  # after the first pass: the single reads an input's change
-    for n in range(MAX_PASSES):     # kept from folding, the only ones tried again (single
-        before = len(lines)         # reads first: a value computed for one use is written in
-        retry, blocked = blocked, set()     # it before an accumulation is merged)
+    counts = {}                     # (the mentions and comment groups each pass keeps: formed
+    for n in range(MAX_PASSES):     # once, not per pass; issue 19) kept from folding, the only
+        before = len(lines)         # ones tried again (single reads first: a value computed
+        retry, blocked = blocked, set()     # for one use is written in it before an
         lines = _folded_once(lines, names, temporaries, kept, targets, retry, blocked,
-                             simplify, unfed, wrap, one_row)
+                             simplify, unfed, wrap, one_row, counts)  # accumulation is merged)
         if n and len(lines) == before:
             break
     return lines
 
 
 def _folded_once(lines, names, temporaries, kept, targets, retry, blocked, simplify=None,
-                 unfed=frozenset(), wrap=False, one_row=False):
+                 unfed=frozenset(), wrap=False, one_row=False, counts=None):
     """One pass, first line to last. retry None: the first pass, single reads only; else
     accumulations merged too, and only the single reads in `retry` tried again. The single
-    reads an input's change kept from folding are added to `blocked`."""
+    reads an input's change kept from folding are added to `blocked`. counts: {} at the first
+    of passes over the same lines, where this pass leaves its mentions, groups and fielded
+    names (kept up to date as it folds) for the next."""
     lines = list(lines)
     foldable = names | kept
     retried = foldable | temporaries    # (formed once: not per name read)
-    groups = _groups(lines)
-    mentions = mentioned(lines)
+    if counts:
+        groups, mentions, fielded = counts["groups"], counts["mentions"], counts["fielded"]
+    else:
+        groups = _groups(lines)
+        mentions = mentioned(lines)
+        fielded = set()             # the names a grad_of_fields line reads (maybe an entry)
+        for ln in lines:
+            if _FIELDS in ln.code:
+                fielded.update(ln.uses)
+        if counts is not None:
+            counts.update(groups=groups, mentions=mentions, fielded=fielded)
     defining = None                 # name -> {id: line} assigning it (at the first fold: a
     #                                 pass folding nothing needs none, issue 19)
-    fielded = set()                 # the names a grad_of_fields line reads (maybe an entry)
-    for ln in lines:
-        if _FIELDS in ln.code:
-            fielded.update(ln.uses)
     i = 0
     while i < len(lines):
+        got = targets.get(lines[i])     # (a line that assigns nothing foldable: no call)
+        if got is not None and got[0] is None:
+            i += 1
+            continue
         k = _use_to_fold(lines, i, foldable, temporaries, kept, groups, mentions, targets,
                          retry, blocked, fielded)
         if k is not None and not lines[k].defines & unfed:
@@ -337,13 +352,12 @@ def _substituted(definition, use, simplify=None, entries=True, wrap=False, one_r
         if simplify is None and not layout and _width(code, wrap) > MAX_LENGTH:
             return None
         try:
-            if not _same(_parsed(type(use)(code, use.indent, use.kind)), tree,
-                         (hits[0], value)):     # (the use's tree, value for the read)
-                continue
+            new = type(use)(code, use.indent, use.kind, use.origin)
+            if not _same(_parsed(new), tree, (hits[0], value)):     # (the use's tree, value
+                continue                                            # for the read)
         except SyntaxError:
             continue
-        return _within_limits(type(use)(code, use.indent, use.kind, use.origin), simplify,
-                              layout, wrap, one_row)
+        return _within_limits(new, simplify, layout, wrap, one_row)
     return None
 
 

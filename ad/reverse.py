@@ -1455,11 +1455,14 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     if simple is not lines:
         lines = dead_code_eliminated(simple)
     simplify, unfed = algebra.simplifier(lines, bars, b.shapes)
-    lines = fold.folded(lines, bars - kept, temporaries, bars & kept, simplify, unfed)
+    targets = {}        # (each line's fold target read once for all the folds: issue 19)
+    lines = fold.folded(lines, bars - kept, temporaries, bars & kept, simplify, unfed,
+                        targets=targets)
     if unfed:       # (an unreduce read as its scalar everywhere: gone, what it read folds)
         lines = dead_code_eliminated(lines)
         lines = fold.folded(lines, bars - kept, temporaries, bars & kept,
-                            algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0])
+                            algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0],
+                            targets=targets)
     # a cotangent's contributions from consecutive user lines in one sum (ad/accumulate.py)
     lines = _without_leading_blanks(accumulate.summed(
         lines, bars, b.label, bars & kept,
@@ -1470,7 +1473,7 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     lines = fold.folded(lines, bars - kept, temporaries, bars & kept,
                         accumulate.with_signs_cancelled(
                             algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0]),
-                        one_row=True)
+                        one_row=True, targets=targets)
     # a value read once whose fold needs a second row (ad/fold.py wrapped), after the folds
     # within one row: the lines it makes are written so (others as they were)
     # (a return in place within one row first: a two-row fold never takes its place)
@@ -1479,14 +1482,15 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     held = list(lines)      # (alive to the end: a new line never takes a freed one's id)
     before = {id(ln) for ln in held}
     lines = fold.folded(lines, bars - kept, temporaries, bars & kept,
-                        algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0], wrap=True)
+                        algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0], wrap=True,
+                        targets=targets)
     joined = len(lines)
     lines = accumulate.summed(lines, bars, b.label, bars & kept, algebra.simplifier(
         lines, bars, b.shapes, unreduced=False)[0], wrap=True)     # (and across user lines)
     if len(lines) < joined:     # (a comment joined: a read once now under the same one as
         lines = fold.folded(lines, bars - kept, temporaries, bars & kept,   # its use)
                             algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0],
-                            wrap=True)
+                            wrap=True, targets=targets)
     # `x_bar = E; return x_bar` is `return E` (ad/fold.py returned_in_place), laid out as E was
     last, count = lines[-2] if len(lines) > 1 else None, len(lines)
     lines = fold.returned_in_place(lines, bars & kept, algebra.simplifier(
@@ -1997,6 +2001,9 @@ def _range_call(code):
         value.func.id == "range" else None
 
 
+_ZEROED_ROW = re.compile(r"(\w+) = (\w+)\.at\[(.+)\]\.set\(0\)")   # (_RowAdds.zeroed_after)
+
+
 class _RowAdds:
     """A loop over a range reading one row of an outer array per iteration (`x[i]`): its
     reverse adds each row's cotangent by `x_bar = x_bar.at[i].add(x_item_bar)`, a copy of
@@ -2068,12 +2075,12 @@ class _RowAdds:
         bars = set(builder.bars.values())
         body = [ln for ln in lines[head + 1:end] if ln.kind != "slot"]
         after = []
-        for ln in body:
-            m = re.fullmatch(rf"(\w+) = (\w+)\.at\[{i}\]\.set\(0\)", ln.code)
-            if not m or ln.indent != self.indent or m.group(1) not in bars \
-                    or m.group(2) not in bars:
+        for ln in body:     # (one pattern, the row compared: not one compiled per loop)
+            m = _ZEROED_ROW.fullmatch(ln.code)
+            if not m or m.group(3) != i or ln.indent != self.indent or \
+                    m.group(1) not in bars or m.group(2) not in bars:
                 continue
-            b, g = m.groups()
+            b, g = m.group(1, 2)
             copy = [c for c in body if c.code == f"{g} = {b}" and c.indent == self.indent]
             row = re.compile(rf"\b{g}\b(?!\.at\[{i}\]\.get\(|\[{i}\])")
             if len(copy) != 1 or any(b in c.uses or b in c.defines for c in body

@@ -120,9 +120,11 @@ def versions_dropped(source, versions):
         if m is None or v not in words or m.group(1) in taken or m.group(1) in quoted or \
                 keyword.iskeyword(m.group(1)):
             continue
-        built = re.compile(rf"(?:^|(?<=_)){re.escape(v)}(?=_|$)")
-        derived = {w: built.sub(m.group(1), w) for w in parts.get(v.split("_")[0], ())
-                   if built.search(w)}
+        derived = {}
+        for w in parts.get(v.split("_")[0], ()):
+            got = _part_replaced(w, v, m.group(1))
+            if got is not None:
+                derived[w] = got
         new = set(derived.values())
         if not set(derived) <= renamable or set(derived) & set(table) or new & taken or \
                 len(new) != len(derived) or any(keyword.iskeyword(n) for n in new):
@@ -143,6 +145,23 @@ def versions_dropped(source, versions):
         text = lines[row - 1]
         lines[row - 1] = " " * change + text if change > 0 else text[-change:]
     return "".join(lines)
+
+
+def _part_replaced(word, part, new):
+    """`word` with each `_`-delimited occurrence of `part` (at its start or after a `_`, at its
+    end or before a `_`), left to right, written `new`, else None where none is:
+    re.sub(rf"(?:^|(?<=_)){re.escape(part)}(?=_|$)", new, word), without a pattern compiled
+    per version (hundreds in a long loop's grad, each evicting the re module's cache; issue
+    19)."""
+    out, start, at, n = [], 0, word.find(part), len(part)
+    while at >= 0:
+        if (at == 0 or word[at - 1] == "_") and (at + n == len(word) or word[at + n] == "_"):
+            out += [word[start:at], new]
+            start = at + n
+            at = word.find(part, start)
+        else:
+            at = word.find(part, at + 1)
+    return None if not out else "".join(out) + word[start:]
 
 
 def push_children(node, push, AST=ast.AST):

@@ -1841,7 +1841,8 @@ def _text(lines, header, fn, mode):
         depth, noted = 0, None      # (the note after the row that closes the call's statement,
         above = []                  # or above its first row where it would pass 100 columns)
         for r, code in enumerate(rows):
-            if noted is None and _DYNAMIC.search(code) and "#" not in code:
+            if noted is None and "dynamic_call_" in code and _DYNAMIC.search(code) and \
+                    "#" not in code:    # (the word first: a search of every row, issue 19)
                 noted, depth = r, 0
             if noted is not None:
                 depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")

@@ -377,12 +377,13 @@ class Shapes:
         op = defs[0][0][0]
         if len(op.targets) != 1:
             return self.of(var)
-        st = {k: v.strip() if isinstance(v, str) else v for k, v in op.statics.items()}
-        if op.op in _REDUCTIONS and set(op.operands) == {"a"} and \
-                set(st) <= {"axis", "keepdims", "ddof"} and \
-                (st.get("keepdims") == "True" or st.get("axis", "None") == "None"):
-            got = self.bound(op.operands["a"])
-            return self.of(var) if got is UNKNOWN or not got else got
+        if op.op in _REDUCTIONS and set(op.operands) == {"a"}:  # (its statics read only
+            st = {k: v.strip() if isinstance(v, str) else v    # then: issue 19)
+                  for k, v in op.statics.items()}
+            if set(st) <= {"axis", "keepdims", "ddof"} and \
+                    (st.get("keepdims") == "True" or st.get("axis", "None") == "None"):
+                got = self.bound(op.operands["a"])
+                return self.of(var) if got is UNKNOWN or not got else got
         if op.op not in ELEMENTWISE:
             return self.of(var)
         parts = [self.bound(x) for x in operands_of(op)]
