@@ -147,7 +147,7 @@ CPU_SECONDS = {
     "test_api18_implicit.py": 12, "test_carry15l_carries.py": 12, "test_explore15h_fixes.py": 12,
     "test_fixnorm_library_jvps.py": 12, "test_lean20w.py": 12, "test_lib15.py": 12,
     "test_mods15_aux_constructor.py": 12, "test_order15_computed_names.py": 12,
-    "test_others5_linalg.py": 12, "test_others8_graphs_flows.py": 12,
+    "test_others5_linalg.py": 12, "test_others8_graphs_flows.py": 12, "test_rows20s_chunks.py": 12,
     "test_scipy_nn_final.py": 12, "test_silent15r_fuzz.py": 12, "test_xfail15f.py": 12,
     "test_cache19_key.py": 11, "test_fft15r_shapes.py": 11, "test_fields15_compositions.py": 11,
     "test_grad_api.py": 11, "test_lean20v.py": 11, "test_lib15d_more_api.py": 11,
