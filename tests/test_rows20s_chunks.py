@@ -251,3 +251,115 @@ def test_grad_of_grad_over_three_chunks(x64):
            np.stack([(1 - _t(x) ** 2) * w, (1 - _t(-x) ** 2) * w]))
     src = secant.source(secant.transforms.generate(secant.grad(f), (0,), "vjp"))
     assert src.count("add_rows(") == 3 and "add_at(" not in src and ".at[i_1]" not in src
+
+
+# --- chunked reverse loops over Python lists and tuples, under vmap --------------------------
+# A helper's `for v in vs[1:]` / `for g in fs` over a list or tuple parameter: its derivative's
+# reverse loop runs over `for i_chunk in reversed(row_chunks(i_range))` then
+# `for i in reversed(i_chunk)`. vmap read `vs_rest[i]`, `fs_dot[i]` as a batched array's
+# row (`vs_rest[batch_index(i)]`: "tuple indices must be integers or slices, not tuple",
+# "list indices ...") where the unchunked loop's counter was known to count the list's items
+# (normalize._list_like_params: i_chunk now a range of the same list, through _chunks_of).
+W3 = np.array([0.5, -1.0, 2.0])
+XS = np.random.default_rng(21).normal(size=(2, 3))
+
+
+def _spread(vs):
+    total = 0.0
+    for v in vs[1:]:
+        total = total + snp.sum((v - vs[0]) ** 2 * W3)
+    return total
+
+
+def tuple_spread(x):
+    return _spread((x, snp.sin(x), x * x))
+
+
+def _spread_grad(x):
+    return 2 * W3 * ((np.sin(x) - x) * (np.cos(x) - 1) + (x * x - x) * (2 * x - 1))
+
+
+def _spread_hessian(x):         # (diagonal: every term elementwise)
+    return np.diag(2 * W3 * ((np.cos(x) - 1) ** 2 - (np.sin(x) - x) * np.sin(x)
+                             + (2 * x - 1) ** 2 + 2 * (x * x - x)))
+
+
+def _apply_all(fs, x):
+    return sum(g(x) for g in fs)
+
+
+def lambdas_to_a_helper(x):
+    fs = [lambda t: snp.cos(t), lambda t: t * x]
+    return snp.sum(_apply_all(fs, x) ** 2)
+
+
+def _lambdas_grad(x):
+    return 2 * (np.cos(x) + x * x) * (2 * x - np.sin(x))
+
+
+def _lambdas_hessian(x):
+    return np.diag(2 * (2 * x - np.sin(x)) ** 2 + 2 * (np.cos(x) + x * x) * (2 - np.cos(x)))
+
+
+@pytest.mark.parametrize("f, grad_of, hessian_of", [
+    (tuple_spread, _spread_grad, _spread_hessian),
+    (lambdas_to_a_helper, _lambdas_grad, _lambdas_hessian),
+], ids=["tuple_rest", "list_of_lambdas"])
+def test_vmap_of_a_chunked_loop_over_a_list_parameter(x64, f, grad_of, hessian_of):
+    """vmap(grad), jit(vmap(grad)) and vmap(hessian) against the closed forms per example (a
+    Python loop), which float64 central differences confirm."""
+    _close(grad_of(XS[0]), grad_fd(lambda a: float(f(a)), XS[0]), rtol=1e-6, atol=1e-8)
+    grads = np.stack([grad_of(x) for x in XS])
+    hessians = np.stack([hessian_of(x) for x in XS])
+    _close(secant.vmap(secant.grad(f))(XS), grads)
+    _close(secant.jit(secant.vmap(secant.grad(f)))(XS), grads)
+    _close(secant.vmap(secant.hessian(f))(XS), hessians)
+
+
+_RNG = np.random.default_rng(22)
+PS = [_RNG.normal(size=(3, 2)) for _ in range(3)]
+VS = [_RNG.normal(size=(3, 2)) for _ in range(3)]
+XM = _RNG.normal(size=(4, 3))
+TS = np.array([-0.1, 0.05, 0.2])
+
+
+def generator_sum(params, x):       # (tests/user_programs/extras.py's)
+    return sum(snp.sum(snp.tanh(x @ p) ** 2) for p in params)
+
+
+def along_line(t):                  # params + t * v, the list passed on to the helper
+    return generator_sum([p + t * v for p, v in zip(PS, VS)], XM)
+
+
+def _along_derivatives(t):
+    """(h'(t), h''(t)) of along_line: d/dt tanh(a)^2 = 2 tanh sech^2 b, b = x @ v."""
+    d1 = d2 = 0.0
+    for p, v in zip(PS, VS):
+        a, b = XM @ p + t * (XM @ v), XM @ v
+        th, s2 = np.tanh(a), 1 - np.tanh(a) ** 2
+        d1 += np.sum(2 * th * s2 * b)
+        d2 += np.sum(2 * s2 * (1 - 3 * th ** 2) * b * b)
+    return d1, d2
+
+
+def test_generator_over_a_list_parameter_under_vmap_of_derivatives(x64):
+    """deep15r's generator_sum (a list of matrices passed to a helper summing a generator over
+    it) under vmap(grad(grad)), vmap(hessian), jit(vmap(grad)) along a line, and vmap(grad)
+    over a batch of lists, against the closed forms (and central differences)."""
+    d1 = np.array([_along_derivatives(t)[0] for t in TS])
+    d2 = np.array([_along_derivatives(t)[1] for t in TS])
+    h = 1e-5
+    _close(d1, [(float(along_line(t + h)) - float(along_line(t - h))) / (2 * h) for t in TS],
+           rtol=1e-7, atol=1e-9)
+    _close(secant.vmap(secant.grad(secant.grad(along_line)))(TS), d2)
+    _close(secant.vmap(secant.hessian(along_line))(TS), d2)
+    _close(secant.jit(secant.vmap(secant.grad(along_line)))(TS), d1)
+    batch = [np.stack([p, -0.5 * p]) for p in PS]
+    got = secant.vmap(secant.grad(generator_sum), in_axes=(0, None))(batch, XM)
+    for k in range(2):
+        want = secant.grad(generator_sum)([b[k] for b in batch], XM)
+        rest = [b[k] for b in batch[1:]]
+        for g, w in zip(got, want):
+            _close(np.asarray(g)[k], w)
+        _close(want[0], grad_fd(lambda a, rest=rest: float(generator_sum([a] + rest, XM)),
+                                batch[0][k]), rtol=1e-6, atol=1e-8)
