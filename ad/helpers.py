@@ -692,31 +692,49 @@ def add_at(tree_bar, idx, g):
     return tuple(out) if isinstance(tree_bar, tuple) else out
 
 
-def add_rows(t, rows, idx, mode=None):
-    """t with rows[k] added at its row idx[k], for each k, in a scatter per 256 rows: a reverse
-    loop's row cotangents (`x_bar.at[i].add(x_item_bar)` each iteration, a copy of x_bar per
-    row: quadratic in the rows) gathered in a list and added after the loop (ad/reverse.py
-    _RowAdds). mode: the scatter's, as the one each row's would have been. (256 at a time:
-    all the rows stacked at once peaked at 3 times their list's memory.) A list's, a tuple's
-    (`for w in ws`, ws a list as it turns out) items are added one by one."""
+def add_rows(t, rows, idx, mode=None, axis=0):
+    """t with rows[k] added at its row idx[k], for each k: a reverse loop's row cotangents
+    (`x_bar.at[i].add(x_item_bar)` each iteration, a copy of x_bar per row: quadratic in the
+    rows) gathered in a list and added after the loop, or after each of its row_chunks
+    (ad/reverse.py _RowAdds). mode: the scatter's, as the one each row's would have been. Up to
+    4096 rows (a chunk's) in one scatter (each scatter copies t); more in 32 pieces (all
+    10,000 rows stacked at once peaked at twice their list's memory). axis: the rows are
+    t's slices along it (a loop's columns, `x[:, j]`: 1). A list's, a tuple's (`for w in ws`,
+    ws a list as it turns out) items are added one by one."""
     if not hasattr(t, "at"):        # a list, tuple, dict or object
         for k, i in enumerate(idx):
             t = add_at(t, i, rows[k])
         return t
     idx = list(idx)
-    for k in range(0, len(rows), 256):
-        t = t.at[snp.asarray(idx[k:k + 256], dtype="int32")].add(snp.stack(rows[k:k + 256]),
-                                                                 mode=mode)
+    size = len(rows) if len(rows) <= 4096 else max(256, -(-len(rows) // 32))
+    whole = (slice(None),) * axis
+    for k in range(0, len(rows), size):
+        at = whole + (snp.asarray(idx[k:k + size], dtype="int32"),)
+        t = t.at[at].add(snp.stack(rows[k:k + size], axis=axis), mode=mode)
     return t
 
 
-def zero_rows(t, idx):
+def row_chunks(r):
+    """The range r in consecutive pieces of len(r) / 32 items, 32 at least (ranges
+    themselves): a reverse loop gathering its rows' cotangents adds them one piece at a time
+    (ad/reverse.py _RowAdds), so that its list holds one piece's rows, not all of them (issue
+    20: 10,000 rows of 16 float32s peaked at 7 times the hand-written gradient's memory), and
+    the whole cotangent is copied some 32 times, not once a row (linear in the rows). A
+    constant for every transform: it reads only the range."""
+    size = max(32, -(-len(r) // 32))
+    return [r[k:k + size] for k in range(0, len(r), size)]
+
+
+row_chunks.__secant_static_query__ = True
+
+
+def zero_rows(t, idx, axis=0):
     """t with its rows idx (distinct) set to 0, in one scatter: a reverse loop zeroing the row
     each iteration of `out = out.at[i].set(v)` wrote (`out_bar.at[i].set(0)`, a copy of out_bar
     per row) does it after the loop (ad/reverse.py _RowAdds)."""
     if len(idx) == 0:
         return t
-    return t.at[snp.asarray(list(idx), dtype="int32")].set(0)
+    return t.at[(slice(None),) * axis + (snp.asarray(list(idx), dtype="int32"),)].set(0)
 
 
 def add_at_grad(t, idx, item):
@@ -1180,7 +1198,7 @@ from secant.ad.fft_rules import fft_transpose  # noqa: E402,F401
 NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_seed", "grad_seed_like", "grad_seed_scaled", "unbroadcast", "unreduce", "mean_grad", "unreduce_to", "mean_grad_to", "broadcast_shape", "shape_of", "extremum_grad", "prod_grad",
          "var_grad", "std_grad", "max_share", "min_share", "hypot_share", "abs_sign", "power_log", "clip_mask", "matmul_grad_x", "matmul_grad_x_of_t", "matmul_grad_t_y",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
-         "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_rows", "zero_rows", "add_at_grad",
+         "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_rows", "row_chunks", "zero_rows", "add_at_grad",
          "kind_of", "split_at", "attribute_dot", "count_items", "check_unpacked", "static_attribute", "static_item", "static_truth", "check_index", "example_scalar",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad",
          "cast_grad")

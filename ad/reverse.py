@@ -1972,14 +1972,18 @@ def arrays_read(stmts):
 
 _RANGE = re.compile(r"(\w+) = range\(.*")
 _OF_RANGE = re.compile(r"(\w+) = list\((?:(\w+)|reversed\((\w+)\))\)")
+_CHUNKS = re.compile(r"(\w+) = list\(reversed\(row_chunks\((\w+)\)\)\)")
 
 
 def _ranges(stmts, counting=False):
     """The names bound to a range(...), or to list(r) or list(reversed(r)) of one (a
-    derivative's `items = list(i_range)`): sequences of distinct ints. counting: only a
+    derivative's `items = list(i_range)`), or looping over list(reversed(row_chunks(r))) of
+    one: sequences of distinct ints. counting: only a
     range(n) of one argument, 0, 1, ..., n - 1 (rows distinct as negative ones are not)."""
-    found = set()
+    found, chunks = set(), set()
     for s in ir.nested(stmts):
+        if isinstance(s, ir.For) and s.iterable in chunks and s.target.isidentifier():
+            found.add(s.target)     # (each a piece of a range: distinct ints, ascending)
         if not isinstance(s, ir.Plain):
             continue
         m = _RANGE.fullmatch(s.code.strip())
@@ -1990,6 +1994,9 @@ def _ranges(stmts, counting=False):
         m = _OF_RANGE.fullmatch(s.code.strip())
         if m and (m.group(2) or m.group(3)) in found:
             found.add(m.group(1))
+        m = _CHUNKS.fullmatch(s.code.strip())   # (a derivative's reverse loop over row_chunks,
+        if m and m.group(2) in found:           # differentiated again)
+            chunks.add(m.group(1))
     return found
 
 
@@ -2001,7 +2008,7 @@ def _range_call(code):
         value.func.id == "range" else None
 
 
-_ZEROED_ROW = re.compile(r"(\w+) = (\w+)\.at\[(.+)\]\.set\(0\)")   # (_RowAdds.zeroed_after)
+_ZEROED_ROW = re.compile(r"(\w+) = (\w+)\.at\[([\w:, ]+)\]\.set\(0\)")   # (_RowAdds.zeroed_after)
 
 
 class _RowAdds:
@@ -2036,7 +2043,10 @@ class _RowAdds:
     def note(self, builder, var, idx, g, back):
         """The scatter just written (builder.lines[-1]) of var's row cotangent g at idx."""
         line = builder.lines[-1]
-        ok = idx == self.loop.target and var in self.outer and line.indent == self.indent
+        axis = _counter_axis(idx, self.loop.target)
+        ok = axis is not None and var in self.outer and line.indent == self.indent
+        if ok and axis:                 # (a column: its cotangent an array's, never a list's)
+            back += f", axis={axis}"
         self.notes.setdefault(builder.bars[var], []).append((line, var, g, back) if ok else None)
 
     def added_after(self, builder, head):
@@ -2053,16 +2063,37 @@ class _RowAdds:
             if any((b in ln.uses or b in ln.defines) and ln is not line
                    and not adds.match(ln.code) for ln in lines[head:end]):
                 continue        # (read or set otherwise in the loop: its value there matters)
-            rows = builder.names.fresh(f"{var}_rows_bar")
+            rows = builder.names.fresh(f"{var}_{'columns' if 'axis=' in back else 'rows'}_bar")
             k = next(k for k in range(head, end) if lines[k] is line)
             lines[k] = Line(f"{rows}.append({g})", line.indent, origin=line.origin)
             lines.insert(head, Line(f"{rows} = []", lines[head].indent))
             head, end = head + 1, end + 1
-            after.append(f"{b} = add_rows({b}, {rows}, {self.loop.iterable}[::-1]{back})")
-        if self.counting:
-            after += self.zeroed_after(builder, head)
-        for code in after:
+            after.append((b, rows, back))
+        zeroed = self.zeroed_after(builder, head) if self.counting else []
+        if after and lines[head].code == f"for {self.loop.target} in reversed(" \
+                                          f"{self.loop.iterable}):":
+            self.in_chunks(builder, head, len(after), after)
+        else:
+            for b, rows, back in after:
+                builder.emit(f"{b} = add_rows({b}, {rows}, {self.loop.iterable}[::-1]{back})")
+        for code in zeroed:
             builder.emit(code)
+
+    def in_chunks(self, builder, head, inits, adds):
+        """The reverse loop (its header at builder.lines[head], its `rows = []` lines the
+        `inits` before it) run over row_chunks of its range, each chunk's rows added after it:
+        the lists hold one chunk's rows (issue 20: all 10,000 rows' cotangents held at once
+        peaked at 7 times the gradient's memory)."""
+        lines, i, r = builder.lines, self.loop.target, self.loop.iterable
+        start, d = head - inits, lines[head].indent
+        chunk = builder.names.fresh(f"{i}_chunk")
+        for ln in lines[start:]:
+            ln.indent += 1
+        lines[head] = Line(f"for {i} in reversed({chunk}):", d + 1, "block")
+        lines.insert(start, Line(f"for {chunk} in reversed(row_chunks({r})):", d, "block"))
+        for b, rows, back in adds:
+            lines.append(Line(f"{b} = add_rows({b}, {rows}, {chunk}[::-1]{back})", d + 1,
+                              origin=builder.origin))
 
     def zeroed_after(self, builder, head):
         """Each `out_bar = out_2_bar.at[i].set(0)` (the reverse of out.at[i].set(v)) in the
@@ -2075,14 +2106,18 @@ class _RowAdds:
         bars = set(builder.bars.values())
         body = [ln for ln in lines[head + 1:end] if ln.kind != "slot"]
         after = []
-        for ln in body:     # (one pattern, the row compared: not one compiled per loop)
+        for ln in body:
             m = _ZEROED_ROW.fullmatch(ln.code)
-            if not m or m.group(3) != i or ln.indent != self.indent or \
-                    m.group(1) not in bars or m.group(2) not in bars:
+            if not m or ln.indent != self.indent or m.group(1) not in bars \
+                    or m.group(2) not in bars:
                 continue
-            b, g = m.group(1, 2)
+            b, g, idx = m.groups()
+            axis = _counter_axis(idx, i)
+            if axis is None:
+                continue        # (a row or a column at the loop's counter only)
             copy = [c for c in body if c.code == f"{g} = {b}" and c.indent == self.indent]
-            row = re.compile(rf"\b{g}\b(?!\.at\[{i}\]\.get\(|\[{i}\])")
+            at = re.escape(idx)
+            row = re.compile(rf"\b{g}\b(?!\.at\[{at}\]\.get\(|\[{at}\])")
             if len(copy) != 1 or any(b in c.uses or b in c.defines for c in body
                                      if c is not ln and c is not copy[0]) \
                     or any(g in c.defines for c in body if c is not copy[0]) \
@@ -2096,8 +2131,29 @@ class _RowAdds:
                                  lines[k].kind, lines[k].origin)
                     lines[k].code, lines[k].uses, lines[k].defines = \
                         fresh.code, fresh.uses, fresh.defines
-            after.append(f"{b} = zero_rows({b}, {self.loop.iterable})")
+            after.append(f"{b} = zero_rows({b}, {self.loop.iterable}"
+                         + (f", axis={axis})" if axis else ")"))
         return after
+
+
+def _counter_axis(idx, counter):
+    """The axis an index (its source, `i` or `:, i`) picks at the loop's counter, every other
+    axis before it whole (`x[i]`, `x[i, :]`: 0; `x[:, i]`: 1); else None (`x[i, 0]`, `x[i:]`,
+    `x[..., i]`: no row nor column of its own)."""
+    try:
+        tree = parsed(f"_[{idx}]").body
+    except SyntaxError:
+        return None
+    if len(tree) != 1 or not isinstance(tree[0], ast.Expr) or \
+            not isinstance(tree[0].value, ast.Subscript):
+        return None
+    index = tree[0].value.slice
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    at = [k for k, p in enumerate(parts) if isinstance(p, ast.Name) and p.id == counter]
+    whole = [isinstance(p, ast.Slice) and p.lower is p.upper is p.step is None for p in parts]
+    if len(at) != 1 or not all(whole[:at[0]] + whole[at[0] + 1:]):
+        return None
+    return at[0]
 
 
 def _refuse_read_after_loop(s, assigned, bars):

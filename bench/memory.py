@@ -4,7 +4,8 @@ tracemalloc), the gradient it returns included.
 
 - the MLP loss of bench/lean_functions.py, 784-512-512-10, batch 128, float32;
 - a 10,000-step loop (acc = acc + sin(x * i) on 1,000 float32s) written as a Python for loop,
-  lax.fori_loop and lax.scan.
+  lax.fori_loop and lax.scan;
+- a loop over 10,000 rows of 16 float32s (`for row in x`, bench/row_loops.py).
 
     .venv/bin/python bench/memory.py
 
@@ -65,13 +66,29 @@ def main():
     ag = autograd and autograd.grad(written_with(anp, None, "mlp_loss"))
     row("MLP loss 784-512-512-10, batch 128", peak_kib(lambda: g(*args)),
         peak_kib(lambda: hand.mlp_loss(*args)), ag and peak_kib(lambda: ag(*args)))
-    x, _ = funcs.inputs("python_loop", rng)
-    for name in funcs.LOOPS:
+    loops(funcs.LOOPS, autograd, anp)
+    row_loop()
+
+
+def loops(names=funcs.LOOPS, autograd=None, anp=None):
+    """The 10,000-step loop's row per loop of `names` (tracemalloc started)."""
+    x, _ = funcs.inputs("python_loop", np.random.default_rng(0))
+    for name in names:
         g = secant.grad(getattr(funcs, name))
         ag = autograd and name == "python_loop" and autograd.grad(
             written_with(anp, None, name))
         row(f"{STEPS}-step {name} ({x.size} floats)", peak_kib(lambda: g(x, STEPS)),
             peak_kib(lambda: hand.python_loop(x, STEPS)), ag and peak_kib(lambda: ag(x, STEPS)))
+
+
+def row_loop(n=10_000):
+    """A loop over n rows (`for row in x`, 16 float32s a row: bench/row_loops.py), whose
+    reverse loop adds each chunk of rows' cotangents after it (tracemalloc started)."""
+    import row_loops
+    x = np.random.default_rng(0).normal(size=(n, row_loops.D)).astype(np.float32)
+    g = secant.grad(row_loops.over_rows)
+    row(f"{n}-row for row in x ({row_loops.D} floats)", peak_kib(lambda: g(x)),
+        peak_kib(lambda: row_loops.row_sum_grad_by_hand(x)))
 
 
 if __name__ == "__main__":

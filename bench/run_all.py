@@ -16,6 +16,7 @@ import first_call
 import fresh_closures
 import grad
 import jacobians
+import memory
 import mlp
 import pmap
 import prng
@@ -70,7 +71,7 @@ if __name__ == "__main__":
     dispatch_results = None
     if "--summary" not in sys.argv[1:]:
         for bench in (dispatch, mlp, eager, grad, control_flow, jacobians, prng, vmap, pmap,
-                      checkpoint, fresh_closures):
+                      checkpoint, fresh_closures, memory):
             out = bench.main()
             if bench is dispatch:
                 dispatch_results = out

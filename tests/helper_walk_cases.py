@@ -81,6 +81,10 @@ CASES = {
     # (a list's rows added one by one)
     "add_rows_of_a_list": ("add_rows([t, x, y], [x, y * x, t], range(2, -1, -1))[1] * x",
                            {"t": r(2), "x": r(2), "y": r(2)}),
+    # (a reverse loop over its range's chunks: 600 rows in 19, of 32 rows but the last)
+    "row_chunks": (("add_rows(t, [x, y], row_chunks(range(2, 0, -1))[0]) "
+                    "* len(row_chunks(range(600))) + t * row_chunks(range(600))[2][-1]"),
+                   {"t": r(3, 2), "x": r(2), "y": r(2)}),
     # (the rows a reverse loop's `out.at[i].set(v)` wrote, zeroed after it)
     "zero_rows": ("zero_rows(t * x, range(2)) + zero_rows(t, range(0))", {"t": r(3, 2), "x": r(2)}),
     "add_at_grad": ("add_at_grad(t, 1, x) + add_at_grad([t, x], 0, t)[0]",

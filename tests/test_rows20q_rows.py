@@ -142,11 +142,12 @@ def test_row_loops_gradients(x64, f, by_hand, plain):
 
 @pytest.mark.parametrize("f", [row_sum, row_set, row_assign], ids=["read", "at_set", "assign"])
 def test_the_rows_are_added_after_the_reverse_loop(x64, f):
-    """The reverse loop appends each row's cotangent; one add_rows after it, no scatter of
-    x_bar per row."""
+    """The reverse loop appends each row's cotangent; one add_rows after each chunk of its rows
+    (tests/test_rows20s_chunks.py), no scatter of x_bar per row."""
     src = secant.source(secant.grad(f))
     assert "x_rows_bar.append(x_item_bar)" in src
-    assert 'add_rows(x_bar, x_rows_bar, i_range[::-1], mode="clip")' in src
+    assert "for i_chunk in reversed(row_chunks(i_range)):" in src
+    assert 'add_rows(x_bar, x_rows_bar, i_chunk[::-1], mode="clip")' in src
     assert "x_bar.at[" not in src
 
 

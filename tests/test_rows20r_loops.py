@@ -239,8 +239,8 @@ def test_vmap_of_the_write_form_over_a_batched_row_index(x64):
 
 
 def test_more_rows_than_one_scatter_adds(x64):
-    """300 rows: add_rows adds 256 at a time (all stacked at once peaked at 3 times the rows'
-    memory), two scatters here; under jit, vmap and grad of grad too."""
+    """300 rows: the reverse loop runs over row_chunks (each chunk's rows added by one scatter
+    after it), ten chunks of 32 rows here; under jit, vmap and grad of grad too."""
     x = np.random.default_rng(4).normal(size=(300, 2))
     w = np.array([0.5, -1.5])
 

@@ -45,11 +45,17 @@ def _real_number(o):
 @functools.lru_cache(maxsize=65536)
 def _names(src):
     """The names source text mentions (a frozenset: each text parsed once, issue 19), None
-    where it does not parse (unknown: reads anything)."""
+    where it does not parse (unknown: reads anything). An index with slices (a getitem's
+    `j, :`, `:, j`) is read as one: its names (a column read `x[:, j]` in a loop read as
+    reading anything kept the loop's `total = total + ...` summed, its total stacked for its
+    shape, issue 20)."""
     try:
         tree = ast.parse(src)
     except SyntaxError:
-        return None
+        try:
+            tree = ast.parse(f"_[{src}]", mode="eval").body.slice
+        except SyntaxError:
+            return None
     return frozenset(n.id for n in _walk(tree) if isinstance(n, ast.Name))
 
 

@@ -5417,14 +5417,23 @@ def _list_like_params(fdef, params, nodes=None):
                         gast.Subscript, gast.Name)) and root(value) is not None:
                     aliases.setdefault(target.id, root(value))
     ranges = {}             # names bound to range(len(x)) (or list(...), reversed(...) of one)
+    chunks = {}             # names bound to row_chunks of one (its pieces: ranges themselves)
     while True:             # (to a fixpoint: a derivative's items_7 = list(items_5) = ... of
         found = {n.targets[0].id: n.value for n in nodes      # each transform's i_range)
                  if isinstance(n, gast.Assign) and len(n.targets) == 1
                  and isinstance(n.targets[0], gast.Name)
                  and _range_of_len(n.value, ranges) is not None}
-        if found.keys() <= ranges.keys():
-            break
+        pieces = {n.targets[0].id: n.value for n in nodes
+                  if isinstance(n, gast.Assign) and len(n.targets) == 1
+                  and isinstance(n.targets[0], gast.Name)
+                  and _chunks_of(n.value, ranges, chunks) is not None}
+        found.update({n.target.id: _chunks_of(n.iter, ranges, chunks) for n in nodes
+                      if isinstance(n, gast.For) and isinstance(n.target, gast.Name)
+                      and _chunks_of(n.iter, ranges, chunks) is not None})
+        if found.keys() <= ranges.keys() and pieces.keys() <= chunks.keys():
+            break           # (`for i_chunk in reversed(row_chunks(i_range))`: i_chunk a range)
         ranges.update(found)
+        chunks.update(pieces)
     out = set()
     for n in nodes:
         used = n.iter if isinstance(n, (gast.For, gast.comprehension)) else \
@@ -5461,6 +5470,23 @@ def _range_of_len(node, ranges):
                 and len(m.args) == 1]
         if lens:
             return lens[0]
+    return None
+
+
+def _chunks_of(node, ranges, chunks):
+    """r of `row_chunks(r)` (a derivative's reverse row loop in pieces, ad/helpers.py), r a
+    range(len(x)) as _range_of_len reads it, of list(...) or reversed(...) of one, or of a name
+    in `chunks` bound to one; else None."""
+    while isinstance(node, gast.Call) and getattr(node.func, "id", None) in (
+            "list", "reversed") and len(node.args) == 1 and not node.keywords:
+        node = node.args[0]
+    if isinstance(node, gast.Name) and node.id in chunks:
+        return _chunks_of(chunks[node.id], ranges,
+                          {k: v for k, v in chunks.items() if k != node.id})
+    if isinstance(node, gast.Call) and getattr(node.func, "id", None) == "row_chunks" and \
+            len(node.args) == 1 and not node.keywords and \
+            _range_of_len(node.args[0], ranges) is not None:
+        return node.args[0]
     return None
 
 
