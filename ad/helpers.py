@@ -176,6 +176,8 @@ def _promoted_to_complex(t, x):
     dt = getattr(t, "dtype", None)
     if isinstance(dt, np.dtype) and dt.kind != "c":
         return False                # (a real array's cotangent: the common case, read cheaply)
+    if getattr(t, "__secant_undefined__", False):
+        return False                # (the symbolic zero cotangent of a branch's unset residual)
     return dtypes.is_complex(snp.result_type(t)) and not dtypes.is_complex(snp.result_type(x))
 
 
