@@ -672,7 +672,15 @@ class ReverseBuilder(Walker, StackReverse):
         replay form where it has Python side effects (`log.append(1)` in the body: once per
         step, as the user's call ran it, not again for the derivative), else as written. A
         replay form takes the values the function closes over after its own parameters (as
-        its vjp does): `lambda i, carry: body_replay(i, carry, x)`."""
+        its vjp does): `lambda i, carry: body_replay(i, carry, x)`. The same names for the
+        loop's reverse pass (while_loop_vjp recomputes carries with the body, and under vmap
+        finds its cond by the body's text in the forward call)."""
+        cache = self.__dict__.setdefault("_recomputed_names", {})
+        if id(op) not in cache:
+            cache[id(op)] = (op, self._recomputed_names_of(op))
+        return cache[id(op)][1]
+
+    def _recomputed_names_of(self, op):
         names = list(op.statics["functions"])
         replay_of = getattr(self.vjp_of_callee, "replay_of", None)
         if not (self.recomputing or self.replaying) or replay_of is None or \
@@ -817,7 +825,7 @@ class ReverseBuilder(Walker, StackReverse):
         pending = []
         patterns = [self._bar_pattern(op.operands["init"], pending)] + \
             [self._bar_pattern(c, pending) for c in closed]
-        call = (f"while_loop_vjp({op.statics['functions'][1]}, {vjp}, "
+        call = (f"while_loop_vjp({self._recomputed(op)[1]}, {vjp}, "
                 f"{self._output_cotangent(op, gs)}, {src(op.operands['init'])}, {op.carries}"
                 f"{self._closed_args(op, True)})")
         self._assign_bars(patterns, pending, call)

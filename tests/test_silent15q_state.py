@@ -222,8 +222,16 @@ def f_scan_closed(x):
     return snp.sum(lax.scan(step, x, snp.stack([x, 0.5 * x, -x]))[0])
 
 
+def f_while_closed(x):
+    def body(c):                    # while_loop_vjp recomputes carries with the replay too
+        log.append(1)
+        return c[0] + 1, snp.sin(c[1]) * x
+    return snp.sum(lax.while_loop(lambda c: c[0] < 3, body, (0, x))[1])
+
+
 UPDATE_ONLY = {"fori_log": (f_log, lambda: len(log)), "while_bump": (f_bump, lambda: k),
                "fori_log_closed": (f_log_closed, lambda: len(log)),
+               "while_closed": (f_while_closed, lambda: len(log)),
                "scan_closed": (f_scan_closed, lambda: len(log))}
 
 
