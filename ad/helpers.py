@@ -176,6 +176,8 @@ def _promoted_to_complex(t, x):
     dt = getattr(t, "dtype", None)
     if isinstance(dt, np.dtype) and dt.kind != "c":
         return False                # (a real array's cotangent: the common case, read cheaply)
+    if getattr(t, "__secant_undefined__", False):
+        return False                # (the symbolic zero cotangent of a branch's unset residual)
     return dtypes.is_complex(snp.result_type(t)) and not dtypes.is_complex(snp.result_type(x))
 
 
@@ -1237,6 +1239,15 @@ def one_array(x):
 
 
 @constant
+def leaf_shapes(x):
+    """The shapes of x's leaves (a list of tuples of ints)."""
+    out = []
+    for leaf in tree_util.tree_leaves(x):
+        out.append(np.shape(leaf))
+    return out
+
+
+@constant
 def leaf_splits(x):
     """Where x's leaves start in their concatenation, the first left out (snp.split's)."""
     out, k = [], 0
@@ -1306,13 +1317,16 @@ def columns_as(c, x):
 def from_rows(rows, out, x):
     """A Jacobian (out.shape + x.shape) from its rows: the vjps of basis_like(out); for x a
     pytree (jacrev in a dict of parameters), one such array per leaf of x; for a pytree output,
-    a pytree like it of those."""
+    a pytree like it of those. `out` gives only a structure and shapes (its tangent is never
+    read, transformer/containers.py _STRUCTURE_ARGS): each output leaf's rows go with its start
+    and shape, Python ints even under vmap (a list of (start, leaf) pairs would be batched
+    whole, its starts with it)."""
     if one_array(out):
-        return rows_as(rows, out, x)
+        return rows_as(rows, np.shape(out), x)
     starts = [0] + leaf_splits(out)
     return tree_unflatten(tree_util.tree_structure(out), [
-        rows_as(rows_between(rows, lo, lo + np.size(o)), o, x)
-        for lo, o in zip(starts, tree_util.tree_leaves(out))])
+        rows_as(rows_between(rows, lo, hi), shape, x)
+        for lo, hi, shape in zip(starts, starts[1:] + [None], leaf_shapes(out))])
 
 
 def rows_between(rows, lo, hi):
@@ -1320,8 +1334,8 @@ def rows_between(rows, lo, hi):
     return tree_util.tree_map(lambda r: r[lo:hi], rows)
 
 
-def rows_as(rows, o, x):
-    """The rows (n, *leaf.shape) of one output leaf o as its Jacobian (o.shape + x.shape)."""
+def rows_as(rows, shape, x):
+    """The rows (n, *shape) of one output leaf of that shape as its Jacobian (shape + x.shape)."""
     if one_array(x):
-        return snp.reshape(rows, np.shape(o) + np.shape(x))
-    return tree_util.tree_map(lambda r, v: snp.reshape(r, np.shape(o) + np.shape(v)), rows, x)
+        return snp.reshape(rows, shape + np.shape(x))
+    return tree_util.tree_map(lambda r, v: snp.reshape(r, shape + np.shape(v)), rows, x)

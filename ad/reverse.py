@@ -650,7 +650,7 @@ class ReverseBuilder(Walker, StackReverse):
                 op.forward_lines = []
             pattern = targets if len(op.targets) == 1 else f"({targets})"
             st, d = op.statics, op.operands
-            functions = op.statics["functions"]
+            functions = self._recomputed(op)
             if op.op == "fori_loop":
                 call = (f"fori_loop_with_carries({st['lower']}, {st['upper']}, "
                         f"{functions[0]}, {src(d['init'])})")
@@ -665,6 +665,43 @@ class ReverseBuilder(Walker, StackReverse):
             op.forward_lines.append(self.lines[-1])
         else:
             self.emit(f"{targets} = {op.statics['forward']}")
+
+    def _recomputed(self, op):
+        """The names of a lax loop's functions its forward pass calls: in a recompute (a vjp,
+        whose caller's primal call ran the loop, or a loop iteration's replay) each one's
+        replay form where it has Python side effects (`log.append(1)` in the body: once per
+        step, as the user's call ran it, not again for the derivative), else as written. A
+        replay form takes the values the function closes over after its own parameters (as
+        its vjp does): `lambda i, carry: body_replay(i, carry, x)`. The same names for the
+        loop's reverse pass (while_loop_vjp recomputes carries with the body, and under vmap
+        finds its cond by the body's text in the forward call)."""
+        cache = self.__dict__.setdefault("_recomputed_names", {})
+        if id(op) not in cache:
+            cache[id(op)] = (op, self._recomputed_names_of(op))
+        return cache[id(op)][1]
+
+    def _recomputed_names_of(self, op):
+        names = list(op.statics["functions"])
+        replay_of = getattr(self.vjp_of_callee, "replay_of", None)
+        if not (self.recomputing or self.replaying) or replay_of is None or \
+                len(op.callee) != len(names):
+            return names
+        active = _function_positions(op)
+        closed = self._closed_args(op, False)
+        for k, fn in enumerate(op.callee):
+            try:
+                replay = replay_of(fn, active)
+            except SecantError:     # (the function's derivative, generated next, says why)
+                continue
+            if replay is None:
+                continue
+            if closed:
+                own = (["i", "carry"] if op.op == "fori_loop" else ["carry", "x"]
+                       if op.op == "scan" else ["carry"])
+                own = [self.names.fresh(p) for p in own]
+                replay = f"lambda {', '.join(own)}: {replay}({', '.join(own + closed)})"
+            names[k] = replay
+        return names
 
     def _has_effects(self, op, refused=True):
         """Whether a lax op's functions have Python side effects (a print, log.append, a
@@ -788,7 +825,7 @@ class ReverseBuilder(Walker, StackReverse):
         pending = []
         patterns = [self._bar_pattern(op.operands["init"], pending)] + \
             [self._bar_pattern(c, pending) for c in closed]
-        call = (f"while_loop_vjp({op.statics['functions'][1]}, {vjp}, "
+        call = (f"while_loop_vjp({self._recomputed(op)[1]}, {vjp}, "
                 f"{self._output_cotangent(op, gs)}, {src(op.operands['init'])}, {op.carries}"
                 f"{self._closed_args(op, True)})")
         self._assign_bars(patterns, pending, call)

@@ -14,6 +14,7 @@ import numpy as np
 import secant.numpy as snp
 from secant import lax, tree_util
 from secant.backends.array import Array
+from secant.backends.placeholder import Unbound, Unset
 from secant.backends.tracer import active_trace
 from secant.lax_control_flow import trip_count as _trip_count
 from secant.ad.helpers import (_axes, constant, max_share, min_share,
@@ -598,8 +599,14 @@ def _zeros_like(leaf):
 def is_static_leaf(leaf):
     """A function or a string as a leaf of a cotangent: a field of an object the code read
     (equinox's activation=jnp.tanh, secant/transforms.py _held_caller; kind="tanh" of an object
-    carried as its dict of fields). It holds no arrays: its cotangent (and zero) is itself."""
-    return isinstance(leaf, str) or callable(leaf) and not hasattr(leaf, "shape")
+    carried as its dict of fields). It holds no arrays: its cotangent (and zero) is itself. Not
+    a derivative's residual unset in a branch (backends/placeholder.py Unset, callable only to
+    raise when called): its zero is snp.zeros_like's symbolic one, which adds nothing. A
+    loop's Unbound placeholder is: its zero (the tangent of a variable no iteration assigned
+    yet) is unbound too, raising where it is read, and vmap broadcasts it shaped as the batch
+    (BatchedUnbound), whose zeros a batched reverse pass reads the shape of."""
+    return isinstance(leaf, str) or callable(leaf) and not hasattr(leaf, "shape") \
+        and (not isinstance(leaf, Unset) or isinstance(leaf, Unbound))
 
 
 def zero_method(leaf):

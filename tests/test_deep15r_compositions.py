@@ -44,15 +44,6 @@ _WHY = [      # (program, its compositions that differ from JAX, why)
      "called with a batch_size its jvp does not take (secant/transforms.py _batched_custom)")),
     ("dm_or_operator", ("vmap_hessian",), ("R: vmap of hessian of `DEFAULTS | params` then "
      "`p |= {k: ...}` in a loop: ShapeError in rows_as's batched jvp (not diagnosed)")),
-    ("isinstance_params", ("grad3", "grad4"), ("R: third order: 'local variable sum_p is used "
-     "but was assigned in only one branch of the if': a branch's unset placeholder is taken "
-     "for a static leaf (its zero itself). deep15s's fix (its zero the symbolic one) was taken "
-     "back on landing: that zero reached code reading .shape (test_loop15n_loops)")),
-    ("custom_vjp_user", ("vmap_hessian",), ("R: vmap of hessian of a custom_vjp function "
-     "(SecantTypeError): deep15s's fix (from_rows' output and input read for their structure "
-     "only) was taken back on landing, as it broke test_mods15d_triples and "
-     "test_norm15l_unpacked_calls")),
-    ("cvjp_tuple_arg", ("vmap_hessian",), ("R: as custom_vjp_user's vmap_hessian")),
     ("isinst_layers", ("grad4",), ("R: fourth order of a loop over heterogeneous layers "
      "(SecantTypeError in add_rows' third derivative; not diagnosed)")),
     ("isinst_dict_values", ("grad4",), "R: fourth order (SecantValueError; not diagnosed)"),

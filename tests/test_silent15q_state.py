@@ -17,7 +17,8 @@ the state left as it was.
    rebound in between was read with its new value (JAX keeps the one its call read), and
    linearize ran a counter's function again (count 2 for 1, its value the second call's).
 4. vmap's build and checkpoint: right (regression tests); building grad of a function traced
-   on each call still runs it (strict xfail).
+   on each call still runs it (strict xfail). jacrev, vjp and jacfwd of a lax loop whose body
+   only updates state run its Python once per step (its replay form in the recompute).
 5. Library state (builtin next, Python's random, np.random): a recompute drew again (vjp's
    gradient of the second draw). One draw per call now; a rerun refused as a counter's is.
 """
@@ -207,7 +208,31 @@ def f_bump(x):
     return snp.sum(lax.while_loop(lambda c: c[0] < 3, bump_body, (0, x))[1])
 
 
-UPDATE_ONLY = {"fori_log": (f_log, lambda: len(log)), "while_bump": (f_bump, lambda: k)}
+def f_log_closed(x):
+    def body(i, c):                 # closes over x: its replay form takes x after (i, c)
+        log.append(1)
+        return c * 0.9 + snp.sin(c) * x
+    return snp.sum(lax.fori_loop(0, 3, body, x))
+
+
+def f_scan_closed(x):
+    def step(c, xi):
+        log.append(1)
+        return c * snp.cos(xi) + 0.5 * x, c
+    return snp.sum(lax.scan(step, x, snp.stack([x, 0.5 * x, -x]))[0])
+
+
+def f_while_closed(x):
+    def body(c):                    # while_loop_vjp recomputes carries with the replay too
+        log.append(1)
+        return c[0] + 1, snp.sin(c[1]) * x
+    return snp.sum(lax.while_loop(lambda c: c[0] < 3, body, (0, x))[1])
+
+
+UPDATE_ONLY = {"fori_log": (f_log, lambda: len(log)), "while_bump": (f_bump, lambda: k),
+               "fori_log_closed": (f_log_closed, lambda: len(log)),
+               "while_closed": (f_while_closed, lambda: len(log)),
+               "scan_closed": (f_scan_closed, lambda: len(log))}
 
 
 @pytest.mark.parametrize("case", list(UPDATE_ONLY))
@@ -228,17 +253,14 @@ def test_lax_body_that_only_updates_state_still_runs(x64, case):
     np.testing.assert_allclose(np.asarray(secant.jacfwd(f)(X)), fd, rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="jacfwd, jacrev and vjp of a lax loop whose body only "
-                   "updates state run the body's Python twice per step (6 appends for 3): the "
-                   "primal run, then the vjp's recompute of the loop runs the body as written; "
-                   "values are right, the count is not yet. A fix (the recompute's loop calling "
-                   "the body's replay form) was taken back: it broke the hessian of vmap of a "
-                   "loop with a data-dependent break (test_hess15_int_carries)")
 @pytest.mark.parametrize("case", list(UPDATE_ONLY))
 @pytest.mark.parametrize("transform", ["jacrev", "vjp", "jacfwd"])
 def test_lax_body_updating_state_runs_once_per_step_under_jacobians(x64, transform, case):
-    """jacrev, vjp (its pullback) and jacfwd of a lax loop whose body only updates state: the
-    body's Python once per step, the derivative against central differences."""
+    """jacrev, vjp (its pullback) and jacfwd of a lax loop whose body only updates state ran
+    the body's Python twice per step (6 appends for 3): the primal run, then the vjp's
+    recompute of the loop ran the body as written (a recompute's loop now calls the body's
+    replay form, without its effects, given the values the body closes over: deep15t). The
+    derivative against central differences."""
     f, count = UPDATE_ONLY[case]
     fd = grad_fd(lambda v: _python(f, v), X)
     _reset()

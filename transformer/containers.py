@@ -1912,7 +1912,10 @@ def _helper_lists(op):
 # arguments that only give a structure or a shape (their derivative is zero)
 _STRUCTURE_ARGS = {"unstack_as": (1,), "unmerge": (1, 2), "pick": (1,), "add_n_grad": (1,),
                    "unconcatenate": (1,), "fields_of": (1,), "fields_of_batched": (1,),
-                   "grad_of_fields": (0,), "grad_of_fields_batched": (0,)}
+                   "grad_of_fields": (0,), "grad_of_fields_batched": (0,),
+                   # jacrev's Jacobian from its rows: the output gives its shape (its tangent
+                   # never read: a custom_vjp function's jvp, refused, is then not asked for)
+                   "from_rows": (1,)}
 
 
 def container_names(stmts):
