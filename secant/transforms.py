@@ -2951,8 +2951,16 @@ def _generate_custom_anew(custom, wrt, mode, staged, batch=None):
         derived = (tangent_vjp, *(r for r in replays.values() if r is not custom.jvp))
     else:
         raise SecantTypeError(f"{mode} of the custom function {custom.__name__} directly")
+    sizes = _size_params(custom.fun)
+    if sizes:       # (a batched custom function's callers pass their batch sizes: left unread)
+        head, rest = source.split("\n", 1)
+        for size in sizes:
+            head = f"def {name}({_with_size_param(head[head.index('(') + 1:-2], size)}):"
+        source = f"{head}\n{rest}"
     gen = load_generated(source, name, custom.fun.__globals__, {**free, "snp": snp},
                          _rule_lines(source, free))
+    if sizes:
+        gen.__secant_size_param__ = custom.fun.__secant_size_param__
     if not staged:      # the user's rules are called as written, eagerly and under jit alike
         gen.__secant_staging__ = (custom, derived)
     return gen
@@ -3071,6 +3079,15 @@ def example_axes(batch, n, wrt, what):
                               f"instead{where()}")
     moved = dict(batch.in_axes)
     return tuple(moved.get(i, 0) if i in wrt else None for i in range(n))
+
+
+def _size_params(fun):
+    """The batch sizes a batched form takes from its callers (`*, batch_size=None`; under vmap
+    of vmap the inner one's too, `batch_size_2=None`), or ()."""
+    if getattr(fun, "__secant_size_param__", None) is None:
+        return ()
+    return tuple(p.name for p in inspect.signature(fun).parameters.values()
+                 if p.kind == p.KEYWORD_ONLY and p.default is None)
 
 
 def _batched_custom(custom, params, wrt, staged, batch):

@@ -33,15 +33,7 @@ _WHY = [      # (program, its compositions that differ from JAX, why)
      "calls the function itself (`return _dict_energy(p), p`): the jvp of fwd asks for that "
      "call's tangent, refused; JAX's jit drops the dead tangent (its custom_lin) unevaluated. "
      "(jvp_grad of a custom_vjp read only for its value works: forward.py _dead_tangent_calls)")),
-    ("generator_sum", ("grad4",), ("E: fourth order: `a_bar = a_bar + b_bar` where one is None "
-     "(AttributeError in dtype_weak); fails at cb0eac31 too (found by deep15s's full table)")),
-    ("ag_rnn", ("grad4",), "E: as generator_sum (fails at cb0eac31 too)"),
     ("cvjp_dict_nondiff", ("jvp_grad",), "R: as cr_custom_vjp_pytree (its fwd calls itself)"),
-    ("kalman_loglik", ("vmap_hessian",), ("R: vmap of hessian of the Kalman filter's "
-     "log-likelihood: jnp.linalg.det's custom_jvp rule (_adjugate) batched under vmap of vmap "
-     "is a custom_jvp of `_adjugate_vmap_vmap(a, *, batch_size=None, batch_size_2=None)`, "
-     "whose inner batch_size custom.params refuses; letting it pass, the rule's jvp is then "
-     "called with a batch_size its jvp does not take (secant/transforms.py _batched_custom)")),
     ("dm_or_operator", ("vmap_hessian",), ("R: vmap of hessian of `DEFAULTS | params` then "
      "`p |= {k: ...}` in a loop: ShapeError in rows_as's batched jvp (not diagnosed)")),
     ("isinstance_params", ("grad3", "grad4"), ("R: third order: 'local variable sum_p is used "
