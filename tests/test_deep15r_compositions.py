@@ -29,11 +29,6 @@ _WHY = [      # (program, its compositions that differ from JAX, why)
     ("cf_while_tuple_carry", _ALL, ("secant differentiates lax.while_loop in reverse mode, where "
      "JAX raises ValueError (the project's choice, as in the sixth battery); the oracle has no "
      "value to compare with: a forward-mode-only JAX reference would let these pass")),
-    ("cr_custom_vjp_pytree", ("jvp_grad",), ("R: jvp of grad of a custom_vjp whose fwd rule "
-     "calls the function itself (`return _dict_energy(p), p`): the jvp of fwd asks for that "
-     "call's tangent, refused; JAX's jit drops the dead tangent (its custom_lin) unevaluated. "
-     "(jvp_grad of a custom_vjp read only for its value works: forward.py _dead_tangent_calls)")),
-    ("cvjp_dict_nondiff", ("jvp_grad",), "R: as cr_custom_vjp_pytree (its fwd calls itself)"),
     ("dm_or_operator", ("vmap_hessian",), ("R: vmap of hessian of `DEFAULTS | params` then "
      "`p |= {k: ...}` in a loop: ShapeError in rows_as's batched jvp (not diagnosed)")),
     ("isinstance_params", ("grad3", "grad4"), ("R: third order: 'local variable sum_p is used "
@@ -44,10 +39,6 @@ _WHY = [      # (program, its compositions that differ from JAX, why)
      "(SecantTypeError): deep15s's fix (from_rows' output and input read for their structure "
      "only) was taken back on landing, as it broke test_mods15d_triples and "
      "test_norm15l_unpacked_calls")),
-    ("cvjp_tuple_arg", ("vmap_hessian",), ("R: as custom_vjp_user's vmap_hessian")),
-    ("isinst_layers", ("grad4",), ("R: fourth order of a loop over heterogeneous layers "
-     "(SecantTypeError in add_rows' third derivative; not diagnosed)")),
-    ("isinst_dict_values", ("grad4",), "R: fourth order (SecantValueError; not diagnosed)"),
     ("isinst_dict_values", ("jit_vmap_grad", "jit_jacfwd_grad"), ("R: staged, the inner "
      "`for u in v` loop's variable u (assigned each iteration) is refused: 'its value after "
      "the loop is differentiated'")),

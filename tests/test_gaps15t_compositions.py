@@ -96,3 +96,94 @@ def test_user_custom_jvp_under_vmap_of_vmap_of_hessian(x64):
     h = secant.hessian(_softplus_loss)
     want = np.array([[np.asarray(h(xs[i, j])) for j in range(2)] for i in range(2)])
     np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+@secant.custom_vjp
+def _energy(p):
+    return snp.sum(p["a"] ** 2) * snp.sum(snp.cos(p["b"]))
+
+
+def _energy_fwd(p):
+    return _energy(p), p            # (fwd calls the function itself, for its value)
+
+
+def _energy_bwd(p, g):
+    sa, cb = snp.sum(p["a"] ** 2), snp.sum(snp.cos(p["b"]))
+    return ({"a": g * 2 * p["a"] * cb, "b": -g * sa * snp.sin(p["b"])},)
+
+
+_energy.defvjp(_energy_fwd, _energy_bwd)
+PA, PB = np.array([0.3, -0.8, 1.1]), np.array([0.4, 0.9])
+
+
+def _energy_grad(a, b):         # the closed form of _energy's gradient
+    sa, cb = np.sum(a ** 2), np.sum(np.cos(b))
+    return 2 * a * cb, -sa * np.sin(b)
+
+
+def test_jvp_of_grad_of_a_custom_vjp_whose_fwd_calls_it(x64):
+    """jvp(grad) of a custom_vjp function whose fwd rule calls the function itself: forward
+    mode over the reverse pass asked for that call's tangent (a custom_vjp function's jvp,
+    refused) though nothing reads it; JAX's jit drops it. Against float64 central differences
+    of the closed-form gradient"""
+    p, v = {"a": PA, "b": PB}, {"a": np.array([1.0, 0.5, -0.2]), "b": np.array([-0.3, 0.7])}
+    g, g_dot = secant.jvp(secant.grad(_energy), (p,), (v,))
+    e = 1e-6
+    plus = _energy_grad(PA + e * v["a"], PB + e * v["b"])
+    minus = _energy_grad(PA - e * v["a"], PB - e * v["b"])
+    for k, key in enumerate(("a", "b")):
+        np.testing.assert_allclose(np.asarray(g[key]), _energy_grad(PA, PB)[k], rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(g_dot[key]), (plus[k] - minus[k]) / (2 * e),
+                                   rtol=1e-7)
+
+
+def test_the_tangent_of_a_custom_vjp_function_still_refused(x64):
+    """where the tangent of a custom_vjp function's output is read or returned, it is refused
+    as JAX refuses it: jvp, jit(jvp), vmap(jvp), linearize, jacfwd, a tangent computed from it"""
+    p, v = {"a": PA, "b": PB}, {"a": PA, "b": PB}
+    ps = {"a": np.stack([PA, PA]), "b": np.stack([PB, PB])}
+    runs = [lambda: secant.jvp(_energy, (p,), (v,)),
+            lambda: secant.jit(lambda p: secant.jvp(_energy, (p,), (v,)))(p),
+            lambda: secant.vmap(lambda p: secant.jvp(_energy, (p,), (p,)))(ps),
+            lambda: secant.linearize(_energy, p)[1](v),
+            lambda: secant.jacfwd(_energy)(p),
+            lambda: secant.jvp(lambda p: 2.0 * _energy(p) + 1.0, (p,), (v,))]
+    for run in runs:
+        with pytest.raises(secant.SecantError, match="forward-mode autodiff"):
+            run()
+
+
+XS = np.random.default_rng(8).normal(size=(3, 2, 4, 5))
+
+
+def _loop2(fn):
+    return np.array([[np.asarray(fn(XS[i, j])) for j in range(2)] for i in range(3)])
+
+
+def _argmax_rows(x):
+    return snp.argmax(x, axis=1) + snp.argmin(x[:, ::-1], axis=0)[:4] * 10
+
+
+def _pick_along(x):
+    return snp.take_along_axis(x, snp.argmin(x, axis=0)[None], axis=0)
+
+
+def test_argmin_argmax_under_vmap_of_vmap(x64):
+    """argmin/argmax and an index computed by one under vmap(vmap), against a Python loop"""
+    for fn in (_argmax_rows, _pick_along):
+        got = np.asarray(secant.vmap(secant.vmap(fn))(XS))
+        np.testing.assert_array_equal(got, _loop2(fn))
+
+
+def _item_at_argmin(x):
+    return x[0, snp.argmin(x[0])]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "vmap of vmap of `x[0, argmin(x[0])]`: the batched index's helper parts_index (batching/"
+    "helpers.py) is itself vmapped by the outer vmap, which reads its list of index parts as "
+    "an array (align of a list: an internal ValueError); it needs a rule of its own for a "
+    "second batch axis (both batch axes flattened into one, say)"))
+def test_item_at_argmin_under_vmap_of_vmap(x64):
+    got = np.asarray(secant.vmap(secant.vmap(_item_at_argmin))(XS))
+    np.testing.assert_allclose(got, _loop2(_item_at_argmin), rtol=1e-15)
