@@ -187,3 +187,28 @@ def _item_at_argmin(x):
 def test_item_at_argmin_under_vmap_of_vmap(x64):
     got = np.asarray(secant.vmap(secant.vmap(_item_at_argmin))(XS))
     np.testing.assert_allclose(got, _loop2(_item_at_argmin), rtol=1e-15)
+
+
+@secant.custom_jvp
+def _dict_softplus(p):
+    return snp.sum(snp.log1p(snp.exp(p["u"]))) + snp.log1p(snp.exp(p["v"]))
+
+
+@_dict_softplus.defjvp
+def _dict_softplus_jvp(primals, tangents):
+    p, = primals
+    t, = tangents
+    return _dict_softplus(p), (snp.sum(t["u"] / (1 + snp.exp(-p["u"])))
+                               + t["v"] / (1 + snp.exp(-p["v"])))
+
+
+def test_grad_of_grad_of_a_custom_jvp_of_a_dict(x64):
+    """reverse mode of a custom_jvp function of a dict transposes its rule at zero tangents:
+    those were `snp.zeros_like(p)` of the dict ('cannot convert dict'), now a pytree's zeros.
+    The hessian's diagonal against the closed form sigmoid'(u)"""
+    u, v = np.array([0.3, -1.2, 0.8]), np.array(0.4)
+    g = secant.grad(lambda u: _dict_softplus({"u": u, "v": v}))
+    s = 1 / (1 + np.exp(-u))
+    np.testing.assert_allclose(np.asarray(g(u)), s, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(secant.hessian(
+        lambda u: _dict_softplus({"u": u, "v": v}))(u)), np.diag(s * (1 - s)), rtol=1e-12)
