@@ -14,9 +14,11 @@ so the cotangents are the vjp of `tangent_out(x, w, x_dot, w_dot)` with respect 
 Each builder returns (source, name, free): `free` maps the names the source uses to objects.
 """
 from secant.ad.custom_checks import by_name as _checks
+from secant.ad.rule_helpers import zeros_like_tree
 from secant.codegen.naming import Names
 
-_CHECKS = _checks()
+# (what the rules' generated calls read: a parameter's zero tangent, an array's or a pytree's)
+_CHECKS = {**_checks(), "zeros_like_tree": zeros_like_tree}
 
 
 def _rule_name(fn, names, fallback):
@@ -124,7 +126,7 @@ def jvp_of_custom_jvp(custom, params, wrt):
     rule = _rule_name(custom.jvp, names, f"{custom.__name__}_jvp_rule")
     fn_name = names.fresh(f"{custom.__name__}_jvp")
     dots = {i: names.fresh(f"{params[i]}_dot") for i in wrt}
-    tangents = [dots.get(i, f"snp.zeros_like({p})") for i, p in enumerate(params)
+    tangents = [dots.get(i, f"zeros_like_tree({p})") for i, p in enumerate(params)
                 if i not in custom.nondiff_argnums]
     lines = [f"def {fn_name}({', '.join(params + list(dots.values()))}):",
              f"    return custom_jvp_outputs({_rule_call(custom, params, tangents, rule)}, "
@@ -153,7 +155,7 @@ def fwd_of_custom_jvp(custom, params):
     names = Names(params)
     rule = _rule_name(custom.jvp, names, f"{custom.__name__}_jvp_rule")
     fn_name = names.fresh(f"{custom.__name__}_fwd")
-    zeros = [f"snp.zeros_like({p})" for i, p in enumerate(params)
+    zeros = [f"zeros_like_tree({p})" for i, p in enumerate(params)
              if i not in custom.nondiff_argnums]
     lines = [f"def {fn_name}({', '.join(params)}):",
              f"    # {custom.__name__}'s value from its rule (checked as JAX checks it)",
@@ -170,7 +172,7 @@ def vjp_of_custom_jvp(custom, params, wrt, tangent_vjp, checked=True):
     fn_name = names.fresh(f"{_base_name(custom)}_vjp")
     out_bar = names.fresh("out_bar")
     transpose = names.fresh(tangent_vjp.__name__)
-    zeros = [f"snp.zeros_like({p})" for i, p in enumerate(params)
+    zeros = [f"zeros_like_tree({p})" for i, p in enumerate(params)
              if i not in custom.nondiff_argnums]
     rule = _rule_name(custom.jvp, names, f"{custom.__name__}_jvp_rule")
     free = {transpose: tangent_vjp, rule: custom.jvp, **_CHECKS}

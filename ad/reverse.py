@@ -1439,8 +1439,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     if mode == "value_and_grad" or has_aux:
         result, aux = _kept_from_reverse(b, start, names, result, aux)
     # the arrays it reads, its callees' array parameters included; not what may also be a
-    # container (item_of(x, i) reads x[:, i] of an array or x[i] of a tuple)
-    fn.arrays = b.arrays - b.containers
+    # container (item_of(x, i) reads x[:, i] of an array or x[i] of a tuple; add_rows' t)
+    fn.arrays = b.arrays - b.containers - b.tree_items
     # a parameter nothing reads: zeros of its structure (a list or dict of arrays, or an array)
     grads = [b.bars.get(p, f"zeros_like_tree({p})") for p in wrt]
     # (each array's in its parameter's float dtype, as JAX's; a function of one parameter mixes
@@ -1897,13 +1897,15 @@ def _none_bound(stmts):
 
 def _tree_items(stmts):
     """Variables added into a container as an item (add_at, add_at_grad; a helper's arguments
-    its __secant_tree_args__ name) and those copied into one (`g_1 = g`): their cotangents add
-    with add_grads, and a branch that leaves one out gives it a pytree's zeros (a layer added
-    into a list of layers in the branch for containers of a helper whose other branch reads it
-    as an array: batching/helpers.py add_at_batched)."""
+    its __secant_tree_args__ name), the container itself (add_at's tree, add_at_grad's t: an
+    array or a list, as it turns out) and those copied into one (`g_1 = g`): their cotangents
+    add with add_grads, and a branch that leaves one out gives it a pytree's zeros (a layer
+    added into a list of layers in the branch for containers of a helper whose other branch
+    reads it as an array: batching/helpers.py add_at_batched; add_rows' cotangent, a list's in
+    one branch and an array's in the other)."""
     out = set()
     for op in _ops_in(stmts):
-        keys = ("item",) if op.op in ("add_at", "add_at_grad") else tuple(
+        keys = ("item", "tree", "t") if op.op in ("add_at", "add_at_grad") else tuple(
             f"arg{i}" for i in getattr(getattr(op, "callee", None), "__secant_tree_args__", ()))
         out |= {op.operands[k].name for k in keys if isinstance(op.operands.get(k), ir.Var)}
     copies = set()                          # (copy, what it copies)
@@ -1972,13 +1974,15 @@ def _subscripted_items(stmts, containers, arrays):
 
 
 _ISINSTANCE_CONTAINER = re.compile(
-    r"isinstance\(\s*(\w+)\s*,\s*\(?[\w\s,.]*\b(?:tuple|list|dict)\b")
+    r"isinstance\(\s*(\w+)\s*,\s*\(?[\w\s,.]*\b(?:tuple|list|dict)\b"
+    r"|hasattr\(\s*(\w+)\s*,\s*['\"]at['\"]\s*\)")
 
 
 def _tested_as_containers(stmts):
     """Variables the function asks whether they are a tuple, list or dict (item_of's
-    `isinstance(x, (tuple, list))`): containers on some calls, whatever else reads them."""
-    return {m.group(1) for s in ir.nested(stmts) if isinstance(s, ir.Plain)
+    `isinstance(x, (tuple, list))`) or whether they are arrays (add_rows' `hasattr(t, "at")`):
+    containers on some calls, whatever else reads them."""
+    return {m.group(1) or m.group(2) for s in ir.nested(stmts) if isinstance(s, ir.Plain)
             for m in _ISINSTANCE_CONTAINER.finditer(s.code)}
 
 

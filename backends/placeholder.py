@@ -141,3 +141,28 @@ def check_bound(*values):
 
 unbound_before_loop.__secant_placeholder__ = True
 check_bound.__secant_placeholder__ = check_bound.__secant_check__ = True
+
+
+class RefusedTangent:
+    """The tangent of a custom_vjp function's output (whose jvp is refused, as JAX's): an error
+    wherever it is read, none where nothing reads it (the forward pass of a reverse pass whose
+    fwd rule calls the function itself, `return f(x), x`: jvp of grad, where JAX's jit drops
+    that tangent unevaluated). Not a zero: add_grads and the like fail on it too."""
+    __slots__ = ("message",)
+
+    def __init__(self, message):
+        self.message = message
+
+    def __repr__(self):
+        return "<refused tangent>"
+
+    def _fail(self, *args, **kwargs):
+        from secant.backends.errors import SecantTypeError
+        raise SecantTypeError(self.message)
+
+    __bool__ = __call__ = __getitem__ = __iter__ = __len__ = __array__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
+    __rtruediv__ = __matmul__ = __rmatmul__ = __pow__ = __rpow__ = __neg__ = __pos__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = __float__ = __int__ = __index__ = _fail
+    __jax_array__ = astype = reshape = sum = _fail
+    shape = dtype = ndim = size = at = T = real = imag = property(_fail)

@@ -378,8 +378,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     from secant.transformer.properties import reads_computed
     from secant.transforms import (_as_arrays, _current, _note_user_lines, _objects_form,
                                    _op_function, _per_call, _shaped, _unwrap, _variadic,
-                                   RetryAnswered, generate, rerun_if_met, rerun_if_rebound, staged,
-                                   traced_for_call_instead)
+                                   RetryAnswered, generate, no_refused_tangent, rerun_if_met,
+                                   rerun_if_rebound, staged, traced_for_call_instead)
     if isinstance(in_axes, list):   # as JAX: a top-level list is read as a tuple (one entry per
         in_axes = tuple(in_axes)    # positional argument); a nested list stays a list pytree
     _check_axes_spec(in_axes, out_axes)
@@ -473,7 +473,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             and len(args) == len(mapped_names) else None
         if by_leaves is not None:   # (as another transform reads it: a None out_axis of a
             try:                    # batched output refused, never returned batched)
-                return forget_broadcast_ints(by_leaves(*args))
+                return forget_broadcast_ints(no_refused_tangent(by_leaves(*args)))
             except Exception as e:
                 if getattr(e, "vmap_call", False):
                     raise _at_call(e) from None
@@ -519,7 +519,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             raise
         if _out_spec(out_axes) != out_axes and placed is None:
             out = _move_out(out, out_axes)
-        return forget_broadcast_ints(out)     # (a Python int it broadcast: an array out here)
+        # (a Python int it broadcast: an array out here)
+        return forget_broadcast_ints(no_refused_tangent(out))
 
     def default_gen(tracing=False):
         """The batched function for positional arguments mapped as in_axes says (what

@@ -106,8 +106,11 @@ class _Custom:
         kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         # (a batched form's caller's batch size, `*, batch_size=None`, is left at its default:
         # secant/transforms.py _with_size)
-        size = getattr(self.fun, "__secant_size_param__", None)
-        params = [p for p in sig.parameters.values() if p.name != size]
+        # (vmap of vmap of one: the inner vmap's size too, `*, batch_size=None,
+        # batch_size_2=None`: transforms.py _size_params)
+        from secant.transforms import _size_params
+        sizes = _size_params(self.fun)
+        params = [p for p in sig.parameters.values() if p.name not in sizes]
         if any(p.kind not in kinds for p in params):
             raise SecantTypeError(f"{type(self).__name__} functions take positional parameters "
                                   f"only; {self.fun.__name__} has {sig}{where()}")

@@ -1474,6 +1474,8 @@ def _generate(fn, wrt, mode, has_aux, tuple_out, staged, batch=None):
         mode = "vjp"
     if getattr(fn, "__secant_custom__", False):
         return _generate_custom(fn, wrt, mode, staged, batch)
+    if getattr(fn, "__secant_refused__", None) is not None:
+        return _generate_refused(fn, wrt, mode, staged, batch)
     if getattr(fn, "__secant_dispatch__", None):
         return _generate_dispatch(fn, wrt, mode, staged, batch)
     if mode == "vmap" and getattr(fn, "__secant_dispatched__", None):
@@ -2929,10 +2931,9 @@ def _generate_custom_anew(custom, wrt, mode, staged, batch=None):
                               f"{'defjvp' if is_jvp else 'defvjp'}(...) before differentiating it")
     if mode == "jvp" and not is_jvp:
         named = getattr(custom, "__secant_replay_of__", None) or custom    # (a recompute's)
-        return _refused(custom, "jvp", SecantTypeError,
-                        f"can't apply forward-mode autodiff (jvp) to a custom_vjp function "
-                        f"({named.__name__}); use custom_jvp for a rule that works in both "
-                        "modes")
+        return _refused_tangent(custom, params, wrt, (
+            f"can't apply forward-mode autodiff (jvp) to a custom_vjp function "
+            f"({named.__name__}); use custom_jvp for a rule that works in both modes"))
     derived = ()    # the derivatives its function calls (read by _same_staged)
     if mode == "jvp":
         source, name, free = custom_rules.jvp_of_custom_jvp(custom, params, wrt)
@@ -2952,8 +2953,16 @@ def _generate_custom_anew(custom, wrt, mode, staged, batch=None):
         derived = (tangent_vjp, *(r for r in replays.values() if r is not custom.jvp))
     else:
         raise SecantTypeError(f"{mode} of the custom function {custom.__name__} directly")
+    sizes = _size_params(custom.fun)
+    if sizes:       # (a batched custom function's callers pass their batch sizes: left unread)
+        head, rest = source.split("\n", 1)
+        for size in sizes:
+            head = f"def {name}({_with_size_param(head[head.index('(') + 1:-2], size)}):"
+        source = f"{head}\n{rest}"
     gen = load_generated(source, name, custom.fun.__globals__, {**free, "snp": snp},
                          _rule_lines(source, free))
+    if sizes:
+        gen.__secant_size_param__ = custom.fun.__secant_size_param__
     if not staged:      # the user's rules are called as written, eagerly and under jit alike
         gen.__secant_staging__ = (custom, derived)
     return gen
@@ -3063,6 +3072,60 @@ def _refused(custom, mode, error, message):
     return load_generated(source, name, {}, {"error": error, "where": where})
 
 
+def _refused_tangent(custom, params, wrt, message, fun=None):
+    """The jvp of a custom_vjp function (`fun`: its batched form, under vmap): its value, and
+    for a tangent what raises `message` where it is read (as JAX's, whose tangent is evaluated
+    only where it is needed: jvp of grad of a function whose fwd rule calls the function
+    itself reads its value only)."""
+    fun = custom if fun is None else fun
+    names = Names(params + ["fun", "where", "refused_tangents"])
+    dots = [names.fresh(f"{params[i]}_dot") for i in wrt]
+    sizes = list(_size_params(fun))
+    name = f"{custom.__name__.lstrip('_')}_jvp_refused"
+    args = ", ".join(params + [f"{k}={k}" for k in sizes])
+    head = ", ".join(params + dots + (["*"] + [f"{k}=None" for k in sizes] if sizes else []))
+    source = (f"def {name}({head}):\n"
+              f"    return refused_tangents(fun({args}), {message!r} + where())\n")
+    gen = load_generated(source, name, {}, {"fun": fun, "where": where,
+                                            "refused_tangents": _refused_tangents})
+    gen.__secant_refused__ = (custom, params, wrt, message)
+    if sizes:
+        gen.__secant_size_param__ = fun.__secant_size_param__
+    return gen
+
+
+def _generate_refused(fn, wrt, mode, staged, batch):
+    """A transform of _refused_tangent's function: under vmap, the same of the batched custom
+    function (vmap of jvp of grad); any other, the refusal raised where it is called."""
+    _, params, active, message = fn.__secant_refused__
+    # (the function it calls, as bound to this one: one of the same code rebinds it)
+    custom = fn.__closure__[fn.__code__.co_freevars.index("fun")].cell_contents
+    if mode != "vmap":
+        return _refused(custom, mode, SecantTypeError, message)
+    primals = [i for i in wrt if i < len(params)]
+    batched = generate(custom, primals, "vmap", staged=staged, batch=batch) if primals else \
+        custom          # (jacfwd: only the tangents batched)
+    gen = _refused_tangent(custom, params, active, message, batched)
+    gen.__secant_out_batched__ = bool(primals)
+    return gen
+
+
+def _refused_tangents(out, message):
+    """(out, a RefusedTangent for each leaf of out)"""
+    from secant.backends.placeholder import RefusedTangent
+    return out, tree_util.tree_map(lambda _: RefusedTangent(message), out)
+
+
+def no_refused_tangent(tree):
+    """tree, where no leaf is a RefusedTangent (_refused_tangent's): jvp, linearize and vmap
+    return none to the user, as JAX asks for the tangent there (and refuses)."""
+    from secant.backends.placeholder import RefusedTangent
+    for leaf in tree_util.tree_leaves(tree):
+        if isinstance(leaf, RefusedTangent):
+            leaf._fail()
+    return tree
+
+
 def example_axes(batch, n, wrt, what):
     """Each of n arguments' batch axis (None: unbatched) for the batched rule of a function
     called from batched code, whose outputs go at axis 0 (or where they fall)."""
@@ -3072,6 +3135,15 @@ def example_axes(batch, n, wrt, what):
                               f"instead{where()}")
     moved = dict(batch.in_axes)
     return tuple(moved.get(i, 0) if i in wrt else None for i in range(n))
+
+
+def _size_params(fun):
+    """The batch sizes a batched form takes from its callers (`*, batch_size=None`; under vmap
+    of vmap the inner one's too, `batch_size_2=None`), or ()."""
+    if getattr(fun, "__secant_size_param__", None) is None:
+        return ()
+    return tuple(p.name for p in inspect.signature(fun).parameters.values()
+                 if p.kind == p.KEYWORD_ONLY and p.default is None)
 
 
 def _batched_custom(custom, params, wrt, staged, batch):
@@ -4117,7 +4189,7 @@ def _float0_tangents(out):
     and a float output's tangent in the output's dtype (a float16 x's tangent stays float16
     through `x + c` with c float32 in the generated derivative: the sum is float32)."""
     p_leaves, p_def = tree_util.tree_flatten(out[0])
-    t_leaves = tree_util.tree_leaves(out[1])
+    t_leaves = tree_util.tree_leaves(no_refused_tangent(out[1]))
 
     def dtype(p):       # (a Python int or bool a branch of an eager lax.cond returned: its own)
         return getattr(p, "dtype", None) or (np.dtype(type(p)) if isinstance(
@@ -4318,7 +4390,7 @@ def linearize(fun, *primals, has_aux=False):
                     "linearized function called on tangent values inconsistent with the "
                     f"original primal values: got tangent {_dtype_of(t)}{list(np.shape(t))} "
                     f"for primal {_dtype_of(p)}{list(np.shape(p))}{where()}")
-        return gen(*primals, *_as_arrays(tangents, positions))[1]
+        return no_refused_tangent(gen(*primals, *_as_arrays(tangents, positions))[1])
 
     # what transforms of f_jvp read (vmap(f_jvp)): a function of the tangents alone, the
     # primals held in it, as f_jvp runs

@@ -51,6 +51,9 @@ PROGRAMS = (
     "dm_literal_between", "dm_or_operator", "dm_in_helper", "isinst_layers",
     "isinst_dict_values", "cvjp_tuple_arg", "cvjp_dict_nondiff", "map_dict_xs",
     "map_closed_dict", "nested_helpers3",
+    # gaps15t (deep_more.py): custom rules of pytrees, generators and loops at fourth order
+    "cjvp_dict_arg", "cjvp_logdet_helper", "cvjp_tuple_out", "gen_zip_layers",
+    "gen_dict_items", "loop_list_rebuilt",
 )
 
 T0 = 0.05                    # where the line x + t v is differentiated

@@ -160,6 +160,96 @@ def nested_helpers3(w, x):
     return jnp.sum(_outer(x, w) ** 2)
 
 
+# --- gaps15t: custom rules with pytrees, generators and loops at fourth order --------------------
+@jax.custom_jvp
+def _dict_softplus(p):
+    """softplus of a dict's leaves, summed: a custom_jvp of a dict, its tangent a dict"""
+    return jnp.sum(jnp.log1p(jnp.exp(p["u"]))) + jnp.log1p(jnp.exp(p["v"]))
+
+
+@_dict_softplus.defjvp
+def _dict_softplus_jvp(primals, tangents):
+    p, = primals
+    t, = tangents
+    s_u, s_v = jax.nn.sigmoid(p["u"]), jax.nn.sigmoid(p["v"])
+    return _dict_softplus(p), jnp.sum(s_u * t["u"]) + s_v * t["v"]
+
+
+def cjvp_dict_arg(w, x):
+    """a custom_jvp function of a dict built from the parameters"""
+    return _dict_softplus({"u": jnp.tanh(x @ w), "v": w[1] * w[2]})
+
+
+@jax.custom_jvp
+def _logdet_spd(a):
+    return jnp.log(jnp.linalg.det(a))
+
+
+@_logdet_spd.defjvp
+def _logdet_spd_jvp(primals, tangents):
+    a, = primals
+    a_dot, = tangents
+    return _logdet_spd(a), jnp.trace(jnp.linalg.solve(a, a_dot))
+
+
+def cjvp_logdet_helper(w, x):
+    """a custom_jvp whose rule calls linalg (solve) and whose function calls det, of a 3x3
+    SPD matrix built from the parameters"""
+    h = jnp.tanh(x @ jnp.diag(w))                  # (4, 3)
+    a = h.T @ h + jnp.eye(3) * (1.0 + w[0] ** 2)
+    return _logdet_spd(a) + 0.1 * jnp.sum(h ** 2)
+
+
+@jax.custom_vjp
+def _pair_stats(d):
+    """a custom_vjp of a dict returning a tuple (two outputs), its residuals a dict"""
+    return jnp.sum(d["a"] ** 2), jnp.sum(jnp.sin(d["a"]) * d["b"])
+
+
+def _pair_stats_fwd(d):
+    return _pair_stats(d), {"a": d["a"], "b": d["b"]}
+
+
+def _pair_stats_bwd(res, g):
+    g1, g2 = g
+    return ({"a": 2 * g1 * res["a"] + g2 * jnp.cos(res["a"]) * res["b"],
+             "b": g2 * jnp.sin(res["a"])},)
+
+
+_pair_stats.defvjp(_pair_stats_fwd, _pair_stats_bwd)
+
+
+def cvjp_tuple_out(w, x):
+    """a custom_vjp with a tuple output, both outputs used"""
+    m, s = _pair_stats({"a": x @ w, "b": jnp.cos(x[:, 0] * w[2])})
+    return m * 0.3 + s ** 2
+
+
+def gen_zip_layers(params, x):
+    """a generator over zip of a list of (w, b) layers and Python scales"""
+    h = x
+    outs = []
+    for (w, b), s in zip(params, (1.0, 0.5)):
+        h = jnp.tanh(h @ w + b) * s
+        outs.append(jnp.sum(h ** 2))
+    return sum(o * (k + 1) for k, o in enumerate(outs))
+
+
+def gen_dict_items(params, x):
+    """a generator over a dict's sorted items, each a weight vector, inside a helper"""
+    def term(k, w):
+        return jnp.sum(jnp.cos(x @ w)) * (2.0 if k == "a" else 1.0)
+    return sum(term(k, w) for k, w in sorted(params.items()))
+
+
+def loop_list_rebuilt(ws, x):
+    """a Python loop rebuilding a list of arrays each step (a list comprehension), then summed"""
+    vs = list(ws)
+    for _ in range(2):
+        vs = [jnp.sin(v) + 0.1 * vs[0] for v in vs]
+    return sum(jnp.sum((x @ v) ** 2) for v in vs)
+
+
 CASES = [
     Case("dm_literal_between", dm_literal_between, ({"w": W3, "shift": np.array(0.3)}, X)),
     Case("dm_or_operator", dm_or_operator, ({"w": W3, "scale": np.array(0.7)}, X)),
@@ -174,4 +264,11 @@ CASES = [
     Case("map_dict_xs", map_dict_xs, (W3, X)),
     Case("map_closed_dict", map_closed_dict, ({"w": W3, "g": np.array(1.3)}, X)),
     Case("nested_helpers3", nested_helpers3, (W3, X)),
+    Case("cjvp_dict_arg", cjvp_dict_arg, (W3, X)),
+    Case("cjvp_logdet_helper", cjvp_logdet_helper, (W3, X)),
+    Case("cvjp_tuple_out", cvjp_tuple_out, (W3, X)),
+    Case("gen_zip_layers", gen_zip_layers,
+         ([(vec(1704, 3, 3), vec(1705, 3)), (vec(1706, 3, 2), vec(1707, 2))], X)),
+    Case("gen_dict_items", gen_dict_items, ({"a": W3, "b": vec(1708, 3)}, X)),
+    Case("loop_list_rebuilt", loop_list_rebuilt, ([W3, vec(1709, 3)], X)),
 ]
