@@ -9,7 +9,7 @@ Each takes the operand's tangent `t` first, then the op's own arguments.
 import numpy as np
 
 import secant.numpy as snp
-from secant.ad.helpers import _count, extremum_share
+from secant.ad.helpers import _count, _promoted_float, _promoted_to_complex, extremum_share
 from secant.ad.rule_helpers import (_running_source, _shifted, _sort_index, linear_recurrence,
                                     product_grad)
 
@@ -88,6 +88,26 @@ def transpose_pairs(pairs):
     return (carry, ys), (carry_dot, ys_dot)
 
 
+def broadcast_like(t, ans):
+    """The tangent t of one operand of an elementwise op (x + c) as the result's tangent: t
+    broadcast to the result's shape, in the result's dtype where the other operand promoted it
+    (float16 x + float32 c is float32, and so is its tangent: JAX converts x first; a real x
+    that meets a complex c has a complex tangent). The twin of unbroadcast (ad/helpers.py)."""
+    t = snp.broadcast_to(t, np.shape(ans))
+    if _promoted(ans, t):
+        t = t.astype(snp.result_type(ans))
+    return t
+
+
+def _promoted(ans, t):
+    """Whether the result `ans` has a wider float or a complex dtype than tangent t (reads
+    dtypes only)."""
+    return _promoted_float(ans, t) or _promoted_to_complex(ans, t)
+
+
+_promoted.__secant_static_query__ = True
+
+
 def cast_jvp(t, dtype):
     """Tangent of x.astype(dtype): t cast, zeros through a cast to integers or bools (JAX's
     float0): zeros of that integer or bool dtype, as every integer value's tangent is, so a
@@ -99,7 +119,7 @@ def cast_jvp(t, dtype):
     return out
 
 
-NAMES = ("cast_jvp", "extremum_jvp", "prod_jvp", "var_jvp", "cumprod_jvp", "cumextremum_jvp",
+NAMES = ("broadcast_like", "cast_jvp", "extremum_jvp", "prod_jvp", "var_jvp", "cumprod_jvp", "cumextremum_jvp",
          "sort_jvp", "transpose_pairs")
 
 

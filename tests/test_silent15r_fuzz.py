@@ -200,16 +200,35 @@ _WIDER = {"eager": lambda f, x, t: secant.jvp(f, (x,), (t,))[1],
           "linearize": lambda f, x, t: secant.linearize(f, x)[1](t)}
 
 
-@pytest.mark.parametrize("how", [h if h in ("eager", "jit") else pytest.param(
-    h, marks=pytest.mark.xfail(strict=True, reason="the generated jvp passes x_dot through "
-                               "`x + c` unchanged (float16), and vmap(jvp) and linearize's "
-                               "jvp return it as it is")) for h in _WIDER])
+@pytest.mark.parametrize("how", list(_WIDER))
 def test_tangent_of_a_sum_with_a_wider_constant(how):
     """jvp of x + c with x float16 and c a float32 array: JAX's tangent is float32, the output's
-    dtype; secant's was x's float16 (fuzz15s, seeds 10400 and 10768). jvp now gives each float
-    output's tangent its output's dtype (secant/transforms.py _float0_tangents)."""
+    dtype; secant's was x's float16 (fuzz15s, seeds 10400 and 10768): the generated jvp passed
+    x_dot through `x + c`. A lone operand's tangent of add, subtract, remainder and a sum of
+    terms is now broadcast_like(x_dot, ans): ans's shape and dtype (ad/jvp_helpers.py)."""
     c = np.array([1.0, -2.0, 0.5], np.float32)
     x, t = np.array([0.5, 1.5, -3.0], np.float16), np.array([1.0, 0.25, -2.0], np.float16)
     out = _WIDER[how](lambda x: x * 2 + c, x, t)
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out, t.astype(np.float32) * 2)
+
+
+_PROMOTING = {"subtract": lambda x, c: (c - x) * 1000.0,
+              "remainder": lambda x, c: snp.remainder(x, c + 10.0) * 1000.0,
+              "sum": lambda x, c: sum([x, c]) * 1000.0,
+              "complex": lambda x, c: snp.real((x + c.astype(np.complex64)) * 1000.0)}
+
+
+@pytest.mark.parametrize("how", list(_WIDER))
+@pytest.mark.parametrize("op", list(_PROMOTING))
+def test_tangent_promoted_before_it_is_scaled(op, how):
+    """The tangent of x + c (x float16, c float32) is float32 where it is computed, not only at
+    the output: scaled by 1000 after the sum, a tangent of 100 is 1e5 (float16's largest is
+    65504: it was inf, eager jvp's cast of its output came too late) for -, remainder, a sum
+    of a list and a complex c (a complex tangent)."""
+    c = np.array([1.0, -2.0, 0.5], np.float32)
+    x, t = np.array([0.5, 1.5, -3.0], np.float16), np.array([100.0, 0.25, -2.0], np.float16)
+    out = _WIDER[how](lambda x: _PROMOTING[op](x, c), x, t)
+    want = t.astype(np.float32) * (-1000.0 if op == "subtract" else 1000.0)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, want, rtol=1e-6)
