@@ -23,14 +23,7 @@ THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 _BOOL_JACFWD = ("jacfwd of a bool output: JAX fails inside jacfwd (TypeError 'a bytes-like "
                 "object is required, not int', an accident, not a refusal: an int output "
                 "passes); secant gives the zeros, as of an int output")
-_LOOP_CARRY = ("a refusal (CarryChanged) of a Python loop whose carry starts int32 and becomes "
-               "float32 (v4 = v4 * 0.5 + snp.cos(v4) * i) under jit(grad), after jit(grad) of "
-               "another program's g of the same code: jit's retry with Python loops unrolled "
-               "gets g's derivative staged with f's loop rolled again (secant/code_cache.py's "
-               "template by code, it seems; skipping its lookup while unrolling did not fix "
-               "it); alone it passes; JAX unrolls it")
 KNOWN = {
-    (105, "jit_grad"): _LOOP_CARRY,
     **{(k, "jacfwd"): _BOOL_JACFWD for k in (11, 38, 115, 190, 193,
                                              "bool_output_of_a_callee")},
     (137, "grad_grad"): "JAX is wrong here: d2/dx2 sum(hypot(x, y)) at x = -2, y = [0.5, 3, 2] "
@@ -118,12 +111,13 @@ def test_where_tangent_of_a_wider_operand():
     check("where_tangent_of_a_wider_operand")
 
 
-@pytest.mark.xfail(strict=True, reason=_LOOP_CARRY)
 def test_python_loop_int_carry_becomes_float():
     """A Python loop under jit(grad) whose value starts int32 and becomes float32 (v = v * 0.5
     + snp.cos(v) * i), read by the output, after jit(grad) of the program where it is unread (a
-    g of the same code): refused (CarryChanged), JAX unrolls it. Alone, in a fresh process, it
-    matches JAX (fuzz seed 105, KNOWN)."""
+    g of the same code): refused (CarryChanged), JAX unrolls it (fuzz seed 105). jit's trace
+    again with the loop unrolled got the derivative of g staged with f's loop rolled from the
+    code cache (secant/code_cache.py), whose key lacked the unrolled decision; alone it
+    passed."""
     src, args = fuzz.REGRESSIONS["python_loop_int_carry_becomes_float_unread"]
     fuzz.outcomes(SECANT, src, args, ["jit_grad"])
     key = "python_loop_int_carry_becomes_float_read"
