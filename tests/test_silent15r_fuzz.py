@@ -41,6 +41,10 @@ KNOWN = {
     "array (SecantTypeError); vmap and grad alone pass",
     ("index_at_an_argmin", "vmap_vmap"): "an internal ValueError in batching/helpers.py align "
     "(an index list of arrays of two batch ranks made one array) under vmap(vmap)",
+    **{("dead_integer_negative_power", t): "a value where JAX raises: y ** -1 of an int32 y in "
+       "a statement nothing reads is dropped as dead code by the generated jvp and vmap (JAX "
+       "traces it and raises its TypeError; secant's eager, jit and grad raise too)"
+       for t in ("vmap", "jvp", "vmap_grad", "vmap_vmap")},
     ("max_ignores_a_nan_tangent_not_chosen", "jacfwd"): "JAX's jacfwd is nan where its jvp is "
     "2.582 (under vmap XLA does not rewrite tangent * hits as a select, so the nan tangent of "
     "0 ** 0 not chosen reaches the max); secant selects under both",
@@ -137,6 +141,13 @@ def test_index_at_an_argmin():
     """x[0, snp.argmin(x[0])] under each transform: JAX's values, but for vmap(grad) (a
     refusal) and vmap(vmap) (an internal error), KNOWN (fuzz15s, seed 10357)."""
     check("index_at_an_argmin")
+
+
+def test_dead_integer_negative_power():
+    """y ** -1 of an int32 y, unread: JAX raises its TypeError under every transform; secant
+    raises eagerly, under jit and grad, and gives the value under vmap, jvp, vmap(grad) and
+    vmap(vmap), KNOWN (fuzz15t, seed 10325)."""
+    check("dead_integer_negative_power")
 
 
 def test_cumprod_second_derivative_at_a_zero():

@@ -690,4 +690,9 @@ REGRESSIONS = {
     # (fuzz15s, seed 10045); they are now linear recurrences of products and sums
     "cumprod_second_derivative_at_a_zero": (source([], "snp.cumprod(x, axis=0)"),
                                             (_f32(1.5, 0.0, 0.5), _f32(1.0))),
+    # not fixed (strict known): an integer raised to a negative power in a statement nothing
+    # reads: JAX raises its TypeError under every transform (it traces the statement); secant's
+    # generated jvp and vmap drop it as dead code and give the value (fuzz seed 10325)
+    "dead_integer_negative_power": (source(["v1 = y ** -1"], "x * 2"),
+                                    (_f32(1.5, -0.5, 2.0), ([3, -1, 2], "int32", (3,)))),
 }
