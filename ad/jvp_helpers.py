@@ -128,8 +128,18 @@ def float0_tangents(pair):
     a transform reads a call of secant.jvp as the generated jvp's (transformer/normalize.py:
     under vmap, whose batched form of this gives float0 zeros shaped as one example, broadcast
     over the batch as a constant is); an eager or traced call of secant.jvp converts its own."""
+    if not _has_integers(pair[0]):
+        return pair         # (the common case: every output a float)
     out, out_dot = pair
     return out, tree_util.tree_map(_float0_tangent, out, out_dot)
+
+
+def _has_integers(tree):
+    """Whether a leaf of `tree` is an integer or bool (reads types and dtypes only)."""
+    return any(_integer_leaf(leaf) for leaf in tree_util.tree_leaves(tree))
+
+
+_has_integers.__secant_static_query__ = True
 
 
 def _float0_tangent(p, t):
