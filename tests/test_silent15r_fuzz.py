@@ -43,7 +43,9 @@ KNOWN = {
     "(an index list of arrays of two batch ranks made one array) under vmap(vmap)",
     **{("dead_integer_negative_power", t): "a value where JAX raises: y ** -1 of an int32 y in "
        "a statement nothing reads is dropped as dead code by the generated jvp and vmap (JAX "
-       "traces it and raises its TypeError; secant's eager, jit and grad raise too)"
+       "traces it and raises its TypeError). Any derivative drops such a statement of the "
+       "function it transforms (grad of it too, and x[:2] + x[:3] alike); here grad raises "
+       "only because g calls f as written"
        for t in ("vmap", "jvp", "vmap_grad", "vmap_vmap")},
     ("max_ignores_a_nan_tangent_not_chosen", "jacfwd"): "JAX's jacfwd is nan where its jvp is "
     "2.582 (under vmap XLA does not rewrite tangent * hits as a select, so the nan tangent of "
