@@ -145,6 +145,15 @@ def test_index_at_an_argmin():
     check("index_at_an_argmin")
 
 
+def test_float16_refusals_of_rfft_and_ndtr():
+    """rfft of a float16 array (XLA's RFFT takes float32 and float64 only) and ndtr of one
+    (JAX's ndtr, log_ndtr and ndtri take float32 and float64 only): JAX raises under every
+    transform, secant computed them (fuzz15t, seeds 10350 and 10354); it refuses them now
+    (secant/numpy/fft.py _real_kind, secant/scipy/special.py _float_kind)."""
+    check("rfft_of_float16")
+    check("ndtr_of_float16")
+
+
 def test_dead_integer_negative_power():
     """y ** -1 of an int32 y, unread: JAX raises its TypeError under every transform; secant
     raises eagerly, under jit and grad, and gives the value under vmap, jvp, vmap(grad) and
