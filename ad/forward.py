@@ -194,8 +194,8 @@ class ForwardBuilder(Walker):
             if op.op == "add_n":
                 present = [self.tangent(i) for i in seq.items if self.tangent(i) is not None]
                 expr = " + ".join(present)
-                if len(present) < len(seq.items):
-                    expr = f"snp.broadcast_to({expr}, {op.targets[0]}.shape)"
+                if len(present) < len(seq.items):   # (the others may broadcast or promote)
+                    expr = f"broadcast_like({expr}, {op.targets[0]})"
                 return expr
             return self.render(op, {spec.sequence: t})
         dots = {p: self.tangent(o) for p, o in op.operands.items() if p in spec.arrays}
@@ -243,9 +243,9 @@ class ForwardBuilder(Walker):
         if op.op in ELEMENTWISE and numbers and len(numbers) == len(present):
             self.numbers.update(op.targets)
         if op.op in BROADCAST and len(present) == 1 and self._may_broadcast(op, present[0]):
-            # (a Python number read from an object's attribute may make the result a number)
-            shape = f"snp.shape({op.targets[0]})" if numbers else f"{op.targets[0]}.shape"
-            expr = f"snp.broadcast_to({expr}, {shape})"
+            # (the other operand may broadcast the result, or promote its dtype: float16 x +
+            # float32 c; a Python number read from an object's attribute may make it a number)
+            expr = f"broadcast_like({expr}, {op.targets[0]})"
         return expr
 
     def _special_case(self, op):
@@ -267,13 +267,14 @@ class ForwardBuilder(Walker):
         return None
 
     def _may_broadcast(self, op, param):
-        """Only another operand can make the result larger than this one: Python numbers never
-        do, nor values whose shapes the analysis bounds by this one's (transformer/shapes.py)."""
+        """Only another operand can make the result larger than this one, or of a wider dtype:
+        Python numbers never do (transformer/shapes.py)."""
         operand = op.operands.get(param)
         if op.op in ELEMENTWISE and isinstance(operand, ir.Var):
             if self.shapes is None:
                 self.shapes = Shapes(self.fn)
-            return self.shapes.needs_unbroadcast(operands_of(op), operand.name, cotangent=False)
+            return self.shapes.needs_unbroadcast(operands_of(op), operand.name, cotangent=False,
+                                                 dtype=True)
         others = [o for k, o in op.operands.items() if k != param]
         for key in ("condition", "pred"):
             if key in op.statics:

@@ -1189,6 +1189,8 @@ def _add_leaves(u, v):
     if isinstance(u, types.MethodType) and isinstance(v, types.MethodType) \
             and u.__func__ is v.__func__:   # a method's cotangent: bound to its object's
         return types.MethodType(u.__func__, add_grads(u.__self__, v.__self__))
+    if is_float0(u) and is_float0(v):
+        return u        # (integer values' cotangents: zeros without values)
     return u + v
 
 

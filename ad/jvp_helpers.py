@@ -9,7 +9,10 @@ Each takes the operand's tangent `t` first, then the op's own arguments.
 import numpy as np
 
 import secant.numpy as snp
-from secant.ad.helpers import _count, extremum_share
+from secant import tree_util
+from secant.ad.helpers import (_count, _promoted_float, _promoted_to_complex, constant,
+                               extremum_share, shape_of)
+from secant.grad_options import FLOAT0
 from secant.ad.rule_helpers import (_running_source, _shifted, _sort_index, linear_recurrence,
                                     product_grad)
 
@@ -88,6 +91,26 @@ def transpose_pairs(pairs):
     return (carry, ys), (carry_dot, ys_dot)
 
 
+def broadcast_like(t, ans):
+    """The tangent t of one operand of an elementwise op (x + c) as the result's tangent: t
+    broadcast to the result's shape, in the result's dtype where the other operand promoted it
+    (float16 x + float32 c is float32, and so is its tangent: JAX converts x first; a real x
+    that meets a complex c has a complex tangent). The twin of unbroadcast (ad/helpers.py)."""
+    t = snp.broadcast_to(t, np.shape(ans))
+    if _promoted(ans, t):
+        t = t.astype(snp.result_type(ans))
+    return t
+
+
+def _promoted(ans, t):
+    """Whether the result `ans` has a wider float or a complex dtype than tangent t (reads
+    dtypes only)."""
+    return _promoted_float(ans, t) or _promoted_to_complex(ans, t)
+
+
+_promoted.__secant_static_query__ = True
+
+
 def cast_jvp(t, dtype):
     """Tangent of x.astype(dtype): t cast, zeros through a cast to integers or bools (JAX's
     float0): zeros of that integer or bool dtype, as every integer value's tangent is, so a
@@ -99,7 +122,49 @@ def cast_jvp(t, dtype):
     return out
 
 
-NAMES = ("cast_jvp", "extremum_jvp", "prod_jvp", "var_jvp", "cumprod_jvp", "cumextremum_jvp",
+def float0_tangents(pair):
+    """secant.jvp's (out, out_dot) as JAX's: float0 zeros as the tangent of each integer or bool
+    output (the generated jvp's are zeros of the output's own dtype, which a loop carries). Where
+    a transform reads a call of secant.jvp as the generated jvp's (transformer/normalize.py:
+    under vmap, whose batched form of this gives float0 zeros shaped as one example, broadcast
+    over the batch as a constant is); an eager or traced call of secant.jvp converts its own."""
+    if not _has_integers(pair[0]):
+        return pair         # (the common case: every output a float)
+    out, out_dot = pair
+    return out, tree_util.tree_map(_float0_tangent, out, out_dot)
+
+
+def _has_integers(tree):
+    """Whether a leaf of `tree` is an integer or bool (reads types and dtypes only)."""
+    return any(_integer_leaf(leaf) for leaf in tree_util.tree_leaves(tree))
+
+
+_has_integers.__secant_static_query__ = True
+
+
+def _float0_tangent(p, t):
+    if _integer_leaf(p):
+        return _float0_zeros(shape_of(p))
+    return t
+
+
+def _integer_leaf(p):
+    """Whether `p` is an integer or bool array or Python value (reads its type and dtype)."""
+    dt = getattr(p, "dtype", None)
+    if isinstance(dt, np.dtype):
+        return dt.kind in "iub"
+    return isinstance(p, (bool, int, np.integer, np.bool_))
+
+
+_integer_leaf.__secant_static_query__ = True
+
+
+@constant
+def _float0_zeros(shape):
+    return np.zeros(shape, FLOAT0)
+
+
+NAMES = ("broadcast_like", "cast_jvp", "float0_tangents", "extremum_jvp", "prod_jvp", "var_jvp", "cumprod_jvp", "cumextremum_jvp",
          "sort_jvp", "transpose_pairs")
 
 

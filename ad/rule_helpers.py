@@ -589,6 +589,8 @@ def _zeros_like(leaf):
     if is_static_leaf(leaf):
         method = zero_method(leaf)
         return leaf if method is None else method
+    if isinstance(leaf, np.ndarray) and leaf.dtype.names == ("float0",):
+        return leaf         # (an integer value's tangent, as secant.jvp gives it: its own zero)
     zero = snp.zeros_like(leaf, shape=())
     if active_trace() is not None or type(zero) is not Array or zero._npy is None:
         return snp.zeros_like(leaf)

@@ -122,12 +122,23 @@ class _Template:
         return fn.__globals__ is self.globals and all(r() is not None for r in self.refs)
 
 
+def _params(mode, wrt, has_aux, tuple_out, staged, batch):
+    """The transform parameters of a key. A staged derivative (jit's) also by whether jit
+    traces Python loops as written (transformer/functionalize.py `unrolled()`: its trace again
+    after a staged loop's carry changed dtype or shape): its callees' loops are then unrolled,
+    not lax loops, in a derivative of the same function and parameters."""
+    if staged:
+        from secant.transformer.functionalize import unrolling
+        staged = "unrolled" if unrolling() else staged
+    return (mode, wrt, has_aux, tuple_out, staged, batch)
+
+
 def lookup(fn, wrt, mode, has_aux, tuple_out, staged, batch, current):
     """The generated function for `fn` (made from the template of its code), or None;
     `current(gen)`: whether what gen resolved (its guards) still holds."""
     if not enabled[0]:
         return None
-    params = (mode, wrt, has_aux, tuple_out, staged, batch)
+    params = _params(mode, wrt, has_aux, tuple_out, staged, batch)
     hit = _instances.get((fn,) + params)
     if hit is not None:
         if current(hit):
@@ -177,7 +188,7 @@ def remember(fn, gen, wrt, mode, has_aux, tuple_out, staged, batch):
         except TypeError:                   # keeps one; a weak reference, not an id: a new
             pass                            # function at a dead one's address is a second)
         return
-    params = (mode, wrt, has_aux, tuple_out, staged, batch)
+    params = _params(mode, wrt, has_aux, tuple_out, staged, batch)
     found = key_of(fn, params)
     if found is None:
         return

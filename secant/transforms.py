@@ -4185,9 +4185,7 @@ def _zeros_tree(tree):
 
 def _float0_tangents(out):
     """jvp's (out, out_dot, ...) with JAX's tangent of each output leaf: float0 zeros for an
-    integer or bool output (the generated derivative's are zeros of the output's own dtype),
-    and a float output's tangent in the output's dtype (a float16 x's tangent stays float16
-    through `x + c` with c float32 in the generated derivative: the sum is float32)."""
+    integer or bool output (the generated derivative's are zeros of the output's own dtype)."""
     p_leaves, p_def = tree_util.tree_flatten(out[0])
     t_leaves = tree_util.tree_leaves(no_refused_tangent(out[1]))
 
@@ -4195,17 +4193,14 @@ def _float0_tangents(out):
         return getattr(p, "dtype", None) or (np.dtype(type(p)) if isinstance(
             p, (bool, int)) else None)
     if len(p_leaves) != len(t_leaves) or all(
-            getattr(t, "dtype", None) == dtype(p) and dtypes.is_inexact(dtype(p))
-            for p, t in zip(p_leaves, t_leaves)):
+            dtype(p) is not None and dtypes.is_inexact(dtype(p)) for p in p_leaves):
         return out
 
     def tangent(p, t):
-        dt, tdt = dtype(p), getattr(t, "dtype", None)
+        dt = dtype(p)
         if dt is None or dt == _FLOAT0:
             return t
-        if not dtypes.is_inexact(dt):
-            return np.zeros(np.shape(p), _FLOAT0)
-        return t.astype(dt) if tdt is not None and tdt != dt and dtypes.is_inexact(tdt) else t
+        return t if dtypes.is_inexact(dt) else np.zeros(np.shape(p), _FLOAT0)
     return (out[0], tree_util.tree_unflatten(p_def, [tangent(p, t) for p, t in zip(
         p_leaves, t_leaves)])) + tuple(out[2:])
 

@@ -173,6 +173,9 @@ CASES = {
     "inverse_permutation": ("t.transpose(inverse_permutation((1, 0)))", {"t": r(2, 3)}),
     # ad/jvp_helpers.py
     "cast_jvp": ("cast_jvp(t, snp.float64) * x + cast_jvp(t, snp.int32)", {"t": r(3), "x": r(3)}),
+    "broadcast_like": ("broadcast_like(t, x * t) * x", {"t": r(3), "x": r(2, 3)}),
+    "float0_tangents": ("float0_tangents(((x, snp.sum(x) > 0), (t, snp.zeros((), bool))))[1][0]"
+                        " * x", {"t": r(3), "x": r(3)}),
     "extremum_jvp": ("extremum_jvp(t, a, snp.max(a, axis=1), axis=1)", {"t": r(2, 3), "a": A23}),
     "prod_jvp": ("prod_jvp(t, a, axis=1)", {"t": r(2, 3), "a": r(2, 3)}),
     "var_jvp": ("var_jvp(t, a, axis=1)", {"t": r(2, 3), "a": r(2, 3)}),

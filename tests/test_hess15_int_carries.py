@@ -254,14 +254,20 @@ def test_the_tangent_of_an_integer_or_bool_value_is_float0(x64, f):
                                        rtol=1e-7)
 
 
-@pytest.mark.xfail(strict=True, reason="under vmap the call secant.jvp(f, ...) is read as the "
-                   "generated jvp's batched form, whose tangent of an int/bool output is a zero "
-                   "of its dtype (JAX: float0); jvp(vmap(f)) gives float0")
 @pytest.mark.parametrize("f", [carries, branches, cast_flag], ids=ids)
 def test_the_tangent_of_an_integer_or_bool_value_under_vmap_is_float0(x64, f):
-    outs, dots = secant.vmap(lambda x: secant.jvp(f, (x,), (snp.ones_like(x),)))(XS)
-    for o, t in zip(outs[1:], dots[1:]):
-        assert np.asarray(t).dtype == FLOAT0 and np.shape(t) == np.shape(o)
+    """Under vmap and jit(vmap), where the call secant.jvp(f, ...) is read as the generated jvp's
+    batched form (whose tangent of an int or bool output is a zero of its dtype), float0 zeros
+    shaped as the batched output, as JAX's; the float output's tangent each example's."""
+    def jvp(x):
+        return secant.jvp(f, (x,), (snp.ones_like(x),))
+    for batched in (secant.vmap(jvp), secant.jit(secant.vmap(jvp))):
+        outs, dots = batched(XS)
+        for o, t in zip(outs[1:], dots[1:]):
+            assert np.asarray(t).dtype == FLOAT0 and np.shape(t) == np.shape(o)
+        if f is not cast_flag:
+            np.testing.assert_allclose(dots[0], np.stack([jvp(x)[1][0] for x in XS]),
+                                       rtol=1e-12)
 
 
 @pytest.mark.parametrize("f", [counted_while, flag_break, lax_fori, lax_scan], ids=ids)

@@ -46,3 +46,29 @@ def test_a_callee_called_twice_is_one_function_of_the_program():
     assert "f_vjp_1" not in text and text.count("def f_vjp(") == 1, text
     x = np.linspace(0.1, 1.0, 3)
     np.testing.assert_allclose(g(x), 3.0 * np.cos(x) + 6.0 * np.cos(2.0 * x), rtol=1e-6)
+
+
+def carry_turns_float(x, y):
+    """A Python loop whose int32 carry becomes float32: jit stages it as a lax loop, whose
+    carry cannot change dtype (CarryChanged), and traces again with it unrolled."""
+    v = y
+    for i in range(2):
+        v = v * 0.5 + snp.cos(v) * i
+    return v * x
+
+
+def make_loss(scale):
+    return lambda x, y: snp.sum(carry_turns_float(x, y)) * scale
+
+
+def test_the_unrolled_retry_gets_no_rolled_derivative():
+    """jit(grad) of the second closure of a code: its staged derivative (the loop rolled) is
+    kept in the code cache; jit's trace again with the loop unrolled must not get it back (it
+    did: a CarryChanged refusal of what JAX runs, fuzz seed 105). The key has the decision."""
+    x = np.array([[0.25, -1e4, 1.0], [0.0, -0.5, -3.5]], np.float32)
+    y = np.array([[-2, -1, 3], [-1, -1, 1]], np.int32)
+    for scale in (1.0, 2.0, 3.0):
+        loss = make_loss(scale)
+        want = secant.grad(loss)(x, y)
+        np.testing.assert_allclose(secant.jit(secant.grad(loss))(x, y), want, rtol=1e-6)
+        np.testing.assert_allclose(want, scale * (y * 0.25 + np.cos(y * 0.5)), rtol=1e-6)

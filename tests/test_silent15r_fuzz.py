@@ -23,14 +23,7 @@ THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 _BOOL_JACFWD = ("jacfwd of a bool output: JAX fails inside jacfwd (TypeError 'a bytes-like "
                 "object is required, not int', an accident, not a refusal: an int output "
                 "passes); secant gives the zeros, as of an int output")
-_LOOP_CARRY = ("a refusal (CarryChanged) of a Python loop whose carry starts int32 and becomes "
-               "float32 (v4 = v4 * 0.5 + snp.cos(v4) * i) under jit(grad), after jit(grad) of "
-               "another program's g of the same code: jit's retry with Python loops unrolled "
-               "gets g's derivative staged with f's loop rolled again (secant/code_cache.py's "
-               "template by code, it seems; skipping its lookup while unrolling did not fix "
-               "it); alone it passes; JAX unrolls it")
 KNOWN = {
-    (105, "jit_grad"): _LOOP_CARRY,
     **{(k, "jacfwd"): _BOOL_JACFWD for k in (11, 38, 115, 190, 193,
                                              "bool_output_of_a_callee")},
     (137, "grad_grad"): "JAX is wrong here: d2/dx2 sum(hypot(x, y)) at x = -2, y = [0.5, 3, 2] "
@@ -48,6 +41,12 @@ KNOWN = {
     "array (SecantTypeError); vmap and grad alone pass",
     ("index_at_an_argmin", "vmap_vmap"): "an internal ValueError in batching/helpers.py align "
     "(an index list of arrays of two batch ranks made one array) under vmap(vmap)",
+    **{("dead_integer_negative_power", t): "a value where JAX raises: y ** -1 of an int32 y in "
+       "a statement nothing reads is dropped as dead code by the generated jvp and vmap (JAX "
+       "traces it and raises its TypeError). Any derivative drops such a statement of the "
+       "function it transforms (grad of it too, and x[:2] + x[:3] alike); here grad raises "
+       "only because g calls f as written"
+       for t in ("vmap", "jvp", "vmap_grad", "vmap_vmap")},
     ("max_ignores_a_nan_tangent_not_chosen", "jacfwd"): "JAX's jacfwd is nan where its jvp is "
     "2.582 (under vmap XLA does not rewrite tangent * hits as a select, so the nan tangent of "
     "0 ** 0 not chosen reaches the max); secant selects under both",
@@ -118,12 +117,13 @@ def test_where_tangent_of_a_wider_operand():
     check("where_tangent_of_a_wider_operand")
 
 
-@pytest.mark.xfail(strict=True, reason=_LOOP_CARRY)
 def test_python_loop_int_carry_becomes_float():
     """A Python loop under jit(grad) whose value starts int32 and becomes float32 (v = v * 0.5
     + snp.cos(v) * i), read by the output, after jit(grad) of the program where it is unread (a
-    g of the same code): refused (CarryChanged), JAX unrolls it. Alone, in a fresh process, it
-    matches JAX (fuzz seed 105, KNOWN)."""
+    g of the same code): refused (CarryChanged), JAX unrolls it (fuzz seed 105). jit's trace
+    again with the loop unrolled got the derivative of g staged with f's loop rolled from the
+    code cache (secant/code_cache.py), whose key lacked the unrolled decision; alone it
+    passed."""
     src, args = fuzz.REGRESSIONS["python_loop_int_carry_becomes_float_unread"]
     fuzz.outcomes(SECANT, src, args, ["jit_grad"])
     key = "python_loop_int_carry_becomes_float_read"
@@ -143,6 +143,22 @@ def test_index_at_an_argmin():
     """x[0, snp.argmin(x[0])] under each transform: JAX's values, but for vmap(grad) (a
     refusal) and vmap(vmap) (an internal error), KNOWN (fuzz15s, seed 10357)."""
     check("index_at_an_argmin")
+
+
+def test_float16_refusals_of_rfft_and_ndtr():
+    """rfft of a float16 array (XLA's RFFT takes float32 and float64 only) and ndtr of one
+    (JAX's ndtr, log_ndtr and ndtri take float32 and float64 only): JAX raises under every
+    transform, secant computed them (fuzz15t, seeds 10350 and 10354); it refuses them now
+    (secant/numpy/fft.py _real_kind, secant/scipy/special.py _float_kind)."""
+    check("rfft_of_float16")
+    check("ndtr_of_float16")
+
+
+def test_dead_integer_negative_power():
+    """y ** -1 of an int32 y, unread: JAX raises its TypeError under every transform; secant
+    raises eagerly, under jit and grad, and gives the value under vmap, jvp, vmap(grad) and
+    vmap(vmap), KNOWN (fuzz15t, seed 10325)."""
+    check("dead_integer_negative_power")
 
 
 def test_cumprod_second_derivative_at_a_zero():
@@ -200,16 +216,35 @@ _WIDER = {"eager": lambda f, x, t: secant.jvp(f, (x,), (t,))[1],
           "linearize": lambda f, x, t: secant.linearize(f, x)[1](t)}
 
 
-@pytest.mark.parametrize("how", [h if h in ("eager", "jit") else pytest.param(
-    h, marks=pytest.mark.xfail(strict=True, reason="the generated jvp passes x_dot through "
-                               "`x + c` unchanged (float16), and vmap(jvp) and linearize's "
-                               "jvp return it as it is")) for h in _WIDER])
+@pytest.mark.parametrize("how", list(_WIDER))
 def test_tangent_of_a_sum_with_a_wider_constant(how):
     """jvp of x + c with x float16 and c a float32 array: JAX's tangent is float32, the output's
-    dtype; secant's was x's float16 (fuzz15s, seeds 10400 and 10768). jvp now gives each float
-    output's tangent its output's dtype (secant/transforms.py _float0_tangents)."""
+    dtype; secant's was x's float16 (fuzz15s, seeds 10400 and 10768): the generated jvp passed
+    x_dot through `x + c`. A lone operand's tangent of add, subtract, remainder and a sum of
+    terms is now broadcast_like(x_dot, ans): ans's shape and dtype (ad/jvp_helpers.py)."""
     c = np.array([1.0, -2.0, 0.5], np.float32)
     x, t = np.array([0.5, 1.5, -3.0], np.float16), np.array([1.0, 0.25, -2.0], np.float16)
     out = _WIDER[how](lambda x: x * 2 + c, x, t)
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out, t.astype(np.float32) * 2)
+
+
+_PROMOTING = {"subtract": lambda x, c: (c - x) * 1000.0,
+              "remainder": lambda x, c: snp.remainder(x, c + 10.0) * 1000.0,
+              "sum": lambda x, c: sum([x, c]) * 1000.0,
+              "complex": lambda x, c: snp.real((x + c.astype(np.complex64)) * 1000.0)}
+
+
+@pytest.mark.parametrize("how", list(_WIDER))
+@pytest.mark.parametrize("op", list(_PROMOTING))
+def test_tangent_promoted_before_it_is_scaled(op, how):
+    """The tangent of x + c (x float16, c float32) is float32 where it is computed, not only at
+    the output: scaled by 1000 after the sum, a tangent of 100 is 1e5 (float16's largest is
+    65504: it was inf, eager jvp's cast of its output came too late) for -, remainder, a sum
+    of a list and a complex c (a complex tangent)."""
+    c = np.array([1.0, -2.0, 0.5], np.float32)
+    x, t = np.array([0.5, 1.5, -3.0], np.float16), np.array([100.0, 0.25, -2.0], np.float16)
+    out = _WIDER[how](lambda x: _PROMOTING[op](x, c), x, t)
+    want = t.astype(np.float32) * (-1000.0 if op == "subtract" else 1000.0)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, want, rtol=1e-6)

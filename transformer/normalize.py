@@ -4793,7 +4793,17 @@ class Normaliser(ContainerMixin):
                          keywords=[] if keywords is None else
                          [gast.keyword(k, t) for k, t in zip(keywords, tangents)])
         gast.copy_location(call, node)
-        return self.user_call(call, made_fn)
+        out = self.user_call(call, made_fn)
+        if name != "jvp_fn" or not self.batching or not isinstance(out, (ir.Var, ir.Expr)):
+            return out
+        # (vmap: JAX's float0 tangent of each integer output, as the call of secant.jvp gives)
+        from secant.ad.jvp_helpers import float0_tangents
+        made = self.names.fresh("float0_tangents")
+        self.bindings[made] = float0_tangents
+        if isinstance(out, ir.Expr):        # (of no batched value: as it is written)
+            return ir.Expr(f"{made}({out.src})")
+        return self._emit("call", {"arg0": out}, {}, "jvp_out", callee=float0_tangents,
+                          callee_name=made)
 
     def _known_at_run_time(self, fn):
         """Whether function expression `fn` names a function only the running program knows:

@@ -481,17 +481,21 @@ class Shapes:
                 todo.extend(o.name for o in operands_of(op) if isinstance(o, ir.Var))
         return frozenset(out)
 
-    def needs_unbroadcast(self, operands, name, cotangent=True):
+    def needs_unbroadcast(self, operands, name, cotangent=True, dtype=False):
         """Whether the cotangent of an elementwise op of `operands` (ir operands, the
         conditions included) may differ in shape or kind from its operand variable `name`.
         cotangent=False: whether the value `name` itself may have a smaller shape than the
-        result (the alternatives from Python numbers count: a carried `acc = 0.0`)."""
+        result (the alternatives from Python numbers count: a carried `acc = 0.0`). dtype:
+        or a narrower dtype (another operand that is an array may promote it: float16 x +
+        float32 c is float32)."""
         if name in self.static:
             return not cotangent and any(not self._is_number(o) for o in operands)
         others = [o for o in operands if not (isinstance(o, ir.Var) and o.name == name)]
         parts = [self.bound(o) for o in others]
         if all(p == _NUMBER for p in parts):
             return False        # only Python numbers (or the operand itself) besides it
+        if dtype:
+            return True
         table = self.active if cotangent else self.alts
         mine = table.get(name, frozenset()) if name in self.defs else \
             frozenset({frozenset({name})})

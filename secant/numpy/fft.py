@@ -180,7 +180,10 @@ def _real_kind(dtype, name):
                               f"(as jax.numpy.fft){where()}")
     if not dtypes.is_inexact(dtype):
         return dtypes.default_float()
-    return dtypes.float64 if np.dtype(dtype) == dtypes.float64 else dtypes.float32
+    if np.dtype(dtype) not in (dtypes.float32, dtypes.float64):     # (XLA's RFFT: as JAX's)
+        raise SecantValueError(f"{name}: RFFT input must be float32 or float64, got "
+                               f"{np.dtype(dtype).name} (as jax.numpy.fft){where()}")
+    return np.dtype(dtype)
 
 
 def _as_complex(a, name):

@@ -20,9 +20,11 @@ import functools
 import math
 from fractions import Fraction
 
+import numpy as np
+
 import secant
 import secant.numpy as snp
-from secant.backends.errors import where as _where
+from secant.backends.errors import SecantTypeError, where as _where
 from secant import lax
 from secant.scipy.special_expint import exp1, expi, expn  # noqa: F401  (jax.scipy.special's)
 
@@ -662,9 +664,26 @@ _SQRT_HALF = math.sqrt(0.5)
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
+def _float_kind(dtype, name, more=", see docstring for supported types."):
+    """`dtype`, where float32 or float64: JAX's ndtr, log_ndtr and ndtri refuse any other
+    (float16, bfloat16, integers: TypeError), and so does secant. A static query."""
+    if np.dtype(dtype) not in (np.float32, np.float64):
+        raise SecantTypeError(f"{name}: x.dtype={np.dtype(dtype).name} is not supported{more}"
+                              f" (as jax.scipy.special){_where()}")
+    return dtype
+
+
+_float_kind.__secant_static_query__ = True
+
+
+def _float_input(x, name, more=", see docstring for supported types."):
+    x = snp.asarray(x)
+    return x.astype(_float_kind(x.dtype, name, more))
+
+
 def ndtr(x):
     """The standard normal CDF, accurate in both tails (through erfc)."""
-    z = snp.asarray(x) * _SQRT_HALF
+    z = _float_input(x, "ndtr") * _SQRT_HALF
     return snp.where(snp.abs(z) < _SQRT_HALF, 0.5 + 0.5 * lax.erf(z),
                      snp.where(z > 0, 1 - 0.5 * _erfc(z), 0.5 * _erfc(-z)))
 
@@ -695,7 +714,7 @@ def log_ndtr(x, series_order=3):
     """log(ndtr(x)), accurate in both tails (log_ndtr(-40) = -804.6...), its derivative
     exp(log phi(x) - log_ndtr(x)) too. `series_order` is accepted for JAX's signature; the
     lower tail uses Cephes' rational approximation of erfc instead of an asymptotic series."""
-    return _log_ndtr(snp.asarray(x) * 1.0)
+    return _log_ndtr(_float_input(x, "log_ndtr", "."))
 
 
 _NDTRI_P0 = (-5.99633501014107895267E1, 9.80010754185999661536E1, -5.66762857469070293439E1,
@@ -748,7 +767,7 @@ def _ndtri_jvp(primals, tangents):
 
 def ndtri(p):
     """The inverse of ndtr: the x with ndtr(x) = p; d/dp = sqrt(2 pi) exp(x^2 / 2)."""
-    return _ndtri(snp.asarray(p) * 1.0)
+    return _ndtri(_float_input(p, "ndtri"))
 
 
 # --- exponentially scaled Bessel functions -------------------------------------------------------

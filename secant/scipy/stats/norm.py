@@ -35,8 +35,8 @@ def logsf(x, loc=0, scale=1):
 
 
 def ppf(q, loc=0, scale=1):
-    return loc + scale * special.ndtri(q)
+    return loc + scale * special.ndtri(snp.asarray(q) * 1.0)     # (an int q: a float, as JAX's)
 
 
 def isf(q, loc=0, scale=1):
-    return loc - scale * special.ndtri(q)
+    return loc - scale * special.ndtri(snp.asarray(q) * 1.0)

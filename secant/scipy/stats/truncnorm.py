@@ -9,7 +9,9 @@ __secant_by_source__ = True      # transforms read this module like user code
 
 def _log_mass(a, b):
     """log(ndtr(b) - ndtr(a)) for a <= b: from the left tail when b <= 0, the right tail when
-    a >= 0 (no cancellation far out), else 1 less both tails."""
+    a >= 0 (no cancellation far out), else 1 less both tails. (Integer bounds as floats, as
+    JAX's promotion of the arguments: log_ndtr takes floats only.)"""
+    a, b = snp.asarray(a) * 1.0, snp.asarray(b) * 1.0
     left = special.log_ndtr(b) + snp.log1p(-snp.exp(special.log_ndtr(a) - special.log_ndtr(b)))
     right = special.log_ndtr(-a) + snp.log1p(-snp.exp(special.log_ndtr(-b)
                                                       - special.log_ndtr(-a)))
