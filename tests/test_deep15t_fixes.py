@@ -32,6 +32,7 @@ from secant.ad.rule_helpers import is_static_leaf, zeros_like_tree
 from secant.backends.placeholder import (BatchedUnbound, Unbound, UnsetCotangent,
                                          unbound_before_loop, unset_in_branch)
 from secant.batching.helpers import broadcast_batch
+from test_hess15_int_carries import while_in_for
 
 from test_random_programs import fd_grad
 
@@ -138,22 +139,13 @@ def test_jacrev_of_jacfwd_of_a_name_assigned_under_an_if_in_a_loop(x64):
 
 
 # --- 3. (with tests/test_silent15q_state.py) a recompute's loop calls the body's replay form ----
-def _while_in_for(x):
-    v, n = x, 0
-    for k in range(2):
-        while snp.sum(v * v) < 2.0 + k:
-            v = 1.3 * v + 0.2 * snp.cos(x)
-            n = n + 1
-    return snp.sum(v * x) + 0.1 * n * snp.sum(x)
-
-
 def test_vmap_of_jacrev_of_jacfwd_of_a_while_in_a_for(x64):
     """the reverse pass of the batched while loop, while_loop_vjp, names the body the forward
     call names (its replay form in a recompute): under vmap the loop's cond is found by that
     body's text ('vmap of while_loop_vjp: secant cannot see the loop's condition' when the
     forward called the replay form and the reverse pass the body). Against each example"""
     xs = np.array([[0.3, -0.2, 0.5], [0.9, 0.4, 0.1], [1.5, 0.9, -0.4]])
-    h = secant.jacrev(secant.jacfwd(_while_in_for))
+    h = secant.jacrev(secant.jacfwd(while_in_for))
     np.testing.assert_allclose(np.asarray(secant.vmap(h)(xs)),
                                np.stack([np.asarray(h(x)) for x in xs]), rtol=1e-10,
                                atol=1e-10)
