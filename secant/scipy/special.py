@@ -24,7 +24,7 @@ import numpy as np
 
 import secant
 import secant.numpy as snp
-from secant.backends.errors import SecantTypeError, where as _where
+from secant.backends.errors import SecantTypeError as _SecantTypeError, where as _where
 from secant import lax
 from secant.scipy.special_expint import exp1, expi, expn  # noqa: F401  (jax.scipy.special's)
 
@@ -668,7 +668,7 @@ def _float_kind(dtype, name, more=", see docstring for supported types."):
     """`dtype`, where float32 or float64: JAX's ndtr, log_ndtr and ndtri refuse any other
     (float16, bfloat16, integers: TypeError), and so does secant. A static query."""
     if np.dtype(dtype) not in (np.float32, np.float64):
-        raise SecantTypeError(f"{name}: x.dtype={np.dtype(dtype).name} is not supported{more}"
+        raise _SecantTypeError(f"{name}: x.dtype={np.dtype(dtype).name} is not supported{more}"
                               f" (as jax.scipy.special){_where()}")
     return dtype
 
