@@ -107,9 +107,8 @@ class _Custom:
         # (a batched form's caller's batch size, `*, batch_size=None`, is left at its default:
         # secant/transforms.py _with_size)
         # (vmap of vmap of one: the inner vmap's size too, `*, batch_size=None,
-        # batch_size_2=None`: transforms.py _size_params)
-        from secant.transforms import _size_params
-        sizes = _size_params(self.fun)
+        # batch_size_2=None`)
+        sizes = size_params(self.fun)
         params = [p for p in sig.parameters.values() if p.name not in sizes]
         if any(p.kind not in kinds for p in params):
             raise SecantTypeError(f"{type(self).__name__} functions take positional parameters "
@@ -284,3 +283,12 @@ def make_checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=(
 
 
 make_checkpoint.__secant_factory__ = "checkpoint"   # `checkpoint(f)(x)` written in place
+
+
+def size_params(fun):
+    """The batch sizes a batched form takes from its callers (`*, batch_size=None`; under vmap
+    of vmap the inner one's too, `batch_size_2=None`), or ()."""
+    if getattr(fun, "__secant_size_param__", None) is None:
+        return ()
+    return tuple(p.name for p in inspect.signature(fun).parameters.values()
+                 if p.kind == p.KEYWORD_ONLY and p.default is None)

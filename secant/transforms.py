@@ -28,7 +28,9 @@ from secant.backends.core import quiet_enter, quiet_exit
 from secant.backends import errors as _errors
 from secant.backends.errors import (SecantError, def_line, SecantTypeError, SecantValueError,
                                     UnsupportedError, register_internal_file, where)
+from secant.backends.placeholder import RefusedTangent
 from secant.backends.tracer import active_trace
+from secant.custom import size_params as _size_params
 from secant.codegen import loader
 from secant.codegen.display import show_source
 from secant.codegen.naming import Names, versions_dropped
@@ -3112,14 +3114,12 @@ def _generate_refused(fn, wrt, mode, staged, batch):
 
 def _refused_tangents(out, message):
     """(out, a RefusedTangent for each leaf of out)"""
-    from secant.backends.placeholder import RefusedTangent
     return out, tree_util.tree_map(lambda _: RefusedTangent(message), out)
 
 
 def no_refused_tangent(tree):
     """tree, where no leaf is a RefusedTangent (_refused_tangent's): jvp, linearize and vmap
     return none to the user, as JAX asks for the tangent there (and refuses)."""
-    from secant.backends.placeholder import RefusedTangent
     for leaf in tree_util.tree_leaves(tree):
         if isinstance(leaf, RefusedTangent):
             leaf._fail()
@@ -3135,15 +3135,6 @@ def example_axes(batch, n, wrt, what):
                               f"instead{where()}")
     moved = dict(batch.in_axes)
     return tuple(moved.get(i, 0) if i in wrt else None for i in range(n))
-
-
-def _size_params(fun):
-    """The batch sizes a batched form takes from its callers (`*, batch_size=None`; under vmap
-    of vmap the inner one's too, `batch_size_2=None`), or ()."""
-    if getattr(fun, "__secant_size_param__", None) is None:
-        return ()
-    return tuple(p.name for p in inspect.signature(fun).parameters.values()
-                 if p.kind == p.KEYWORD_ONLY and p.default is None)
 
 
 def _batched_custom(custom, params, wrt, staged, batch):
