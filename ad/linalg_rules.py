@@ -39,11 +39,13 @@ def _diag_part(x):
 # --- cholesky: A = L L^H ------------------------------------------------------------------------
 def _cholesky_input(a_dot, symmetrize_input):
     """The tangent of the matrix factored: (dA + dA^H) / 2 with symmetrize_input, else the
-    Hermitian matrix whose lower triangle is dA's."""
+    Hermitian matrix whose lower triangle is dA's and whose diagonal is dA's real part (what
+    the factorisation reads: the exact derivative, where JAX's takes dA whole)."""
     if symmetrize_input:
         out = (a_dot + _mH(a_dot)) / 2
     else:
-        out = _tri(a_dot, True) + _mH(_tri(a_dot, True, -1))
+        below = _tri(a_dot, True, -1)
+        out = below + _mH(below) + _diag_part(snp.real(a_dot))
     return out
 
 
@@ -62,16 +64,17 @@ def cholesky_jvp(x_dot, L, symmetrize_input=True):
 
 
 def cholesky_grad(g, L, symmetrize_input=True):
-    """The transpose of cholesky_jvp: S = L^-H Phi(L^H G) L^-1, then the transpose of the
-    input's symmetrisation: (S + S^H) / 2, or tril(S) + tril(S^H, -1) (lower triangle read)."""
-    m = _phi(_mH(L) @ g)
-    left = lax.linalg.triangular_solve(L, m, left_side=True, lower=True, transpose_a=True,
-                                       conjugate_a=True)
-    s = lax.linalg.triangular_solve(L, left, left_side=False, lower=True)
+    """The transpose of cholesky_jvp (transpose, not adjoint: dL = L M has M_bar = L^T G, and
+    M = L^-1 S L^-H has S_bar = L^-T M_bar conj(L)^-1): S = L^-T Phi(L^T G) conj(L)^-1, then the
+    transpose of the input's symmetrisation: (S + S^H) / 2, or tril(S + S^H, -1) + Re diag(S)
+    (lower triangle read)."""
+    m = _phi(_mT(L) @ g)
+    left = lax.linalg.triangular_solve(L, m, left_side=True, lower=True, transpose_a=True)
+    s = lax.linalg.triangular_solve(L, left, left_side=False, lower=True, conjugate_a=True)
     if symmetrize_input:
         out = (s + _mH(s)) / 2
     else:
-        out = _tri(s, True) + _tri(_mH(s), True, -1)
+        out = _tri(s + _mH(s), True, -1) + _diag_part(snp.real(s))
     return out
 
 

@@ -3,7 +3,7 @@ import numpy as np
 
 from secant.backends import dtypes
 from secant.backends.core import Primitive, ShapedArray, register
-from secant.backends.primitives.common import (_check_kind, _low_precision, _same_dtypes,
+from secant.backends.primitives.common import (_check_kind, _kind_ok, _low_precision, _same_dtypes,
                                                broadcast_shapes, lazy_scipy_special, type_error)
 
 
@@ -13,9 +13,7 @@ def unary(name, np_fn, kind="float", out_dtype=None, differentiable=True):
         _check_kind(name, kind, x.dtype)
         return ShapedArray(x.shape, out_dtype or x.dtype, x.weak_type)
 
-    impl = _low_precision(np_fn) if kind in ("float", "real") else np_fn
-    if kind == "real":
-        impl = _no_complex(impl)
+    impl = _of_kind(kind, _low_precision(np_fn)) if kind in ("float", "real") else np_fn
     prim = register(Primitive(name, rule, impl, weak="never" if out_dtype else "inputs",
                               differentiable=differentiable))
     if isinstance(np_fn, np.ufunc) and out_dtype is None and kind in ("float", "real", "num"):
@@ -26,12 +24,13 @@ def unary(name, np_fn, kind="float", out_dtype=None, differentiable=True):
     return prim
 
 
-def _no_complex(fn):
-    """Eagerly as under jit: a real-only kernel refuses complex input (the rule names it),
-    though NumPy or SciPy might compute one."""
+def _of_kind(kind, fn):
+    """Eagerly as under jit: a kernel refuses the dtypes its rule refuses (the rule names them:
+    bind's failure report calls it), though NumPy or SciPy might compute them (np.exp of int32
+    is float64; scipy's expit of int32 rounds to int32 zeros)."""
     def impl(*xs, **params):
-        if xs[0].dtype.kind == "c":
-            raise TypeError("complex input")
+        if not _kind_ok(kind, xs[0].dtype):
+            raise TypeError(f"{xs[0].dtype} input")
         return fn(*xs, **params)
     return impl
 

@@ -24,11 +24,13 @@ def _mH(x):
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     """The Cholesky factor of each Hermitian positive-definite matrix: upper U (a = U^H U) by
-    default, lower L (a = L L^H) with lower=True. As JAX, a is symmetrised first."""
-    factor = lax.linalg.cholesky(_inexact(a))
-    if not lower:
-        factor = _mH(factor)
-    return factor
+    default, lower L (a = L L^H) with lower=True. As scipy and JAX, only the triangle named by
+    `lower` is read (not symmetrised), so its derivative is nonzero in that triangle only (JAX's
+    also has the other triangle's entries; both agree along Hermitian directions)."""
+    a = _inexact(a)
+    if lower:
+        return lax.linalg.cholesky(a, symmetrize_input=False)
+    return _mH(lax.linalg.cholesky(_mH(a), symmetrize_input=False))
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
