@@ -24,7 +24,8 @@ import numpy as np
 
 import secant
 import secant.numpy as snp
-from secant.backends.errors import SecantTypeError as _SecantTypeError, where as _where
+from secant.backends.errors import (SecantTypeError as _SecantTypeError,
+                                    SecantValueError as _SecantValueError, where as _where)
 from secant import lax
 from secant.scipy.special_expint import exp1, expi, expn  # noqa: F401  (jax.scipy.special's)
 
@@ -162,6 +163,14 @@ def xlog1py(x, y):
     return _xlog1py(x, y)
 
 
+def _real(x, name, error=_SecantValueError, complaint="does not support complex-valued inputs"):
+    """x as a real float array (bools and ints promoted); complex x raises as JAX's `name`."""
+    x = snp.asarray(x) * 1.0
+    if x.dtype.kind == "c":
+        raise error(f"{name} {complaint}, got {x.dtype.name}{_where()}")
+    return x
+
+
 @secant.custom_jvp
 def _entr(x):
     safe = snp.where(x > 0, x, 1.0)
@@ -178,7 +187,7 @@ def _entr_jvp(primals, tangents):
 
 def entr(x):
     """-x log x for x > 0, 0 at 0, -inf below; d/dx = -(1 + log x) (+inf at 0)."""
-    return _entr(x)
+    return _entr(_real(x, "entr"))
 
 
 # --- gamma family ---------------------------------------------------------------------------------
@@ -259,7 +268,7 @@ def poch(z, m):
 def rel_entr(p, q):
     """p log(p / q) for p, q > 0; 0 where p == 0 <= q; inf elsewhere. d/dp = log(p / q) + 1,
     d/dq = -p / q (as JAX's)."""
-    p, q = _broadcast(snp.asarray(p) * 1.0, snp.asarray(q) * 1.0)
+    p, q = _broadcast(_real(p, "rel_entr"), _real(q, "rel_entr"))
     both = (p > 0) & (q > 0)
     safe_p = snp.where(both, p, 1.0)
     safe_q = snp.where(both, q, 1.0)
@@ -269,7 +278,7 @@ def rel_entr(p, q):
 
 def kl_div(p, q):
     """rel_entr(p, q) - p + q."""
-    p, q = _broadcast(snp.asarray(p) * 1.0, snp.asarray(q) * 1.0)
+    p, q = _broadcast(_real(p, "kl_div"), _real(q, "kl_div"))
     return rel_entr(p, q) - p + q
 
 
@@ -657,6 +666,7 @@ def expit(x):
 
 def logit(x):
     """log(x / (1 - x))."""
+    x = snp.asarray(x) * 1.0
     return snp.log(x) - snp.log1p(-x)
 
 
@@ -845,25 +855,28 @@ def _i1e_jvp(primals, tangents):
     return out, slope * x_dot
 
 
+_NOT_COMPLEX = "does not accept complex dtypes (as JAX's bessel_i0e and bessel_i1e)"
+
+
 def i0e(x):
     """exp(-|x|) I0(x); d/dx = i1e(x) - sign(x) i0e(x)."""
-    return _i0e(snp.asarray(x) * 1.0)
+    return _i0e(_real(x, "i0e", _SecantTypeError, _NOT_COMPLEX))
 
 
 def i1e(x):
     """exp(-|x|) I1(x); d/dx = i0e(x) - i1e(x) (sign(x) + 1/x), 1/2 at 0."""
-    return _i1e(snp.asarray(x) * 1.0)
+    return _i1e(_real(x, "i1e", _SecantTypeError, _NOT_COMPLEX))
 
 
 def i0(x):
     """I0(x) = exp(|x|) i0e(x)."""
-    x = snp.asarray(x) * 1.0
+    x = _real(x, "i0", _SecantTypeError, _NOT_COMPLEX)
     return snp.exp(snp.abs(x)) * _i0e(x)
 
 
 def i1(x):
     """I1(x) = exp(|x|) i1e(x)."""
-    x = snp.asarray(x) * 1.0
+    x = _real(x, "i1", _SecantTypeError, _NOT_COMPLEX)
     return snp.exp(snp.abs(x)) * _i1e(x)
 
 
