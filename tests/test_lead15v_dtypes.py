@@ -63,3 +63,11 @@ def test_booleans_promote_to_floats(name):
     assert got.dtype == np.float32
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     np.testing.assert_array_equal(np.asarray(secant.jit(f)(b)), np.asarray(want))
+
+
+def test_relu6_of_integers_is_float_as_jax():
+    """JAX's relu6 is minimum(maximum(x, 0), 6.): an int32 x gives float32 (secant: int32)."""
+    got = nn.relu6(np.array([1, 7, -2], np.int32))
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(got), [1.0, 6.0, 0.0])
+    assert nn.relu6(np.array([1.0, 7.0], np.float16)).dtype == np.float16

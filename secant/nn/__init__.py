@@ -36,7 +36,8 @@ def relu(x):
 
 def relu6(x):
     """min(max(x, 0), 6); derivative 1 on (0, 6), 0 elsewhere (kinks included, as JAX's)."""
-    relu6_x = snp.where(x <= 0, 0, snp.where(x >= 6, 6, x))      # a nan x stays nan
+    # a nan x stays nan; 6.0 as JAX's `minimum(maximum(x, 0), 6.)`: an int x gives floats
+    relu6_x = snp.where(x <= 0, 0, snp.where(x >= 6, 6.0, x))
     return relu6_x
 
 
