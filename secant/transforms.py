@@ -3613,7 +3613,9 @@ def _transform(fun, argnums, mode, has_aux):
                 out = raw_eager.run(fn, args) if raw_ok and not kwargs and tried is None \
                     else tried or raw_eager.NOT_RAW
                 if out is raw_eager.NOT_RAW or out is raw_eager.FAILED:
-                    failed, out = out is raw_eager.FAILED, fn(*args, **kwargs)
+                    # (the helpers it calls in their versions for eager float matrices)
+                    failed, out = out is raw_eager.FAILED, \
+                        raw_eager.helpers_version(fn)(*args, **kwargs)
                     if failed:
                         raw_eager.stop(fn)
                 if form is None:
