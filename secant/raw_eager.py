@@ -27,6 +27,8 @@ import secant.numpy as snp
 from secant.ad import helpers
 from secant.backends import dtypes
 from secant.backends.array import Array
+from secant.backends.core import FAST_FLOATS as _FAST_FLOATS
+from secant.backends.core import quiet_call as _quiet_call
 from secant.numpy.shape import _broadcast_view, _canonical_axes
 
 _F32, _F64 = np.dtype("float32"), np.dtype("float64")
@@ -340,7 +342,6 @@ def _wrap(out):
 # computes, for eager float matrices of one dtype, exactly what the helper's fast paths compute
 # (the same NumPy call on the same values: the same bits, dtype and weak type), and calls the
 # helper itself for anything else. The transforms never see them: they read gen's source.
-from secant.backends.core import FAST_FLOATS as _FAST_FLOATS, quiet_call as _quiet_call  # noqa: E402
 
 _wrap_ndarray = Array._wrap_ndarray
 _matmul = np.matmul
@@ -402,11 +403,44 @@ def _fast_unbroadcast(t, x):
     return helpers.unbroadcast(t, x)
 
 
+def _fast_mean_grad_to(t, shape, axis=None, keepdims=False, summed=()):
+    """helpers.mean_grad_to(t, shape) of a mean over every axis (t an eager 0-d float array):
+    t divided by the count as secant's division computes it, as a read-only view over
+    `shape` (what expand_dims and broadcast_to's eager paths make)."""
+    if axis is None and not keepdims and type(t) is Array and type(shape) is tuple:
+        v = t._npy
+        if v is not None and v.dtype in _FAST_FLOATS and not v.ndim:
+            for d in shape:
+                if type(d) is not int or d < 0:
+                    return helpers.mean_grad_to(t, shape, axis, keepdims, summed)
+            q = t / helpers._count_in(shape, None, summed)
+            if not shape:
+                return q
+            one = np.asarray(q._npy).reshape((1,) * len(shape))
+            return _wrap_ndarray(_broadcast_view(one, shape), q.weak_type)
+    return helpers.mean_grad_to(t, shape, axis, keepdims, summed)
+
+
+def _fast_grad_seed_like(x, y=None):
+    """helpers.grad_seed_like(x, y) of two strong eager float arrays of one dtype: the seed
+    grad_seed gives for that dtype, a strong one of it."""
+    if y is not None and type(x) is Array and type(y) is Array \
+            and not x.weak_type and not y.weak_type:
+        v, w = x._npy, y._npy
+        if v is not None and w is not None:
+            dt = v.dtype
+            if w.dtype == dt and (dt == _F32 or dt == _F64 and dtypes.X64[0]):
+                return _wrap_ndarray(dt.type(1), False)
+    return helpers.grad_seed_like(x, y)
+
+
 # a helper -> its version for eager float matrices (by identity: a cell naming anything else,
 # a user's own function of the same name, say, is kept)
 _FAST_HELPERS = {id(helpers.matmul_grad_x): _fast_matmul_grad_x,
                  id(helpers.matmul_grad_y): _fast_matmul_grad_y,
-                 id(helpers.unbroadcast): _fast_unbroadcast}
+                 id(helpers.unbroadcast): _fast_unbroadcast,
+                 id(helpers.mean_grad_to): _fast_mean_grad_to,
+                 id(helpers.grad_seed_like): _fast_grad_seed_like}
 
 
 def helpers_version(gen):

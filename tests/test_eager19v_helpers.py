@@ -5,15 +5,17 @@ grad's eager run calls matmul_grad_x, matmul_grad_y and unbroadcast in versions 
 arrays of one dtype (secant/raw_eager.py helpers_version): each must give the helper's own
 result (values bit for bit, dtype, shape, weak type) and hand anything else to the helper. The
 transforms still read the helpers as written (grad of grad). No timings here."""
+import functools
+
 import numpy as np
 import pytest
+from secant.ad import helpers
 from secant.backends.array import Array
+from secant.backends.core import quiet_enter, quiet_exit
 
 import secant
 import secant.numpy as snp
 from secant import raw_eager
-from secant.ad import helpers
-from secant.backends.core import quiet_enter, quiet_exit
 
 _FAST = [(helpers.matmul_grad_x, raw_eager._fast_matmul_grad_x),
          (helpers.matmul_grad_y, raw_eager._fast_matmul_grad_y)]
@@ -201,3 +203,52 @@ def test_closure_cells_are_read_live_and_plain_derivatives_kept():
     def no_helpers(a, b):
         return a * b
     assert raw_eager.helpers_version(no_helpers) is no_helpers
+
+
+def test_dict_parameters_keep_their_order_and_dtypes(x64_or_not):
+    """grad's wrapper converts a dict of NumPy parameters and returns their cotangents without
+    a tree_map where each is in its parameter's dtype: the dict in the registry's key order,
+    as before; mixed dtypes (float16, float64 without x64) take the general path."""
+    rng = np.random.default_rng(3)
+    params = {"z": rng.normal(size=(3,)).astype(np.float32),
+              "a": rng.normal(size=(2, 3)).astype(np.float32),
+              "m": rng.normal(size=(3,)).astype(np.float16),
+              "d": rng.normal(size=(3,))}            # float64
+    x = rng.normal(size=(2, 3)).astype(np.float32)
+
+    def loss(p, x):
+        return snp.sum(snp.sin(x * p["a"] + p["z"]) * p["m"]) + snp.sum(p["d"] ** 2)
+    got = secant.grad(loss)(params, x)
+    assert list(got) == sorted(params)
+    wide = np.float64 if secant.config.read("enable_x64") else np.float32
+    assert {k: np.asarray(v).dtype for k, v in got.items()} == {
+        "z": np.float32, "a": np.float32, "m": np.float16, "d": wide}
+    a, z, m, d = (params[k].astype(np.float64) for k in "azmd")
+    u = x * a + z
+    np.testing.assert_allclose(np.asarray(got["a"]), np.cos(u) * m * x, rtol=2e-3, atol=1e-3)
+    np.testing.assert_allclose(np.asarray(got["z"]), (np.cos(u) * m).sum(0), rtol=2e-3,
+                               atol=1e-3)
+    np.testing.assert_allclose(np.asarray(got["m"]), np.sin(u).sum(0), rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(np.asarray(got["d"]), 2 * d, rtol=1e-5)
+    # one dtype throughout: the fast path, the same keys and values as a tree_map's
+    same = {k: v.astype(np.float32) for k, v in params.items()}
+    got = secant.grad(loss)(same, x)
+    assert list(got) == sorted(same)
+    assert all(np.asarray(v).dtype == np.float32 for v in got.values())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16], ids=str)
+def test_mean_grad_to_and_seed_are_the_helpers(dtype, x64_or_not):
+    held = [Array._wrap_ndarray(dtype(-1.5), False), Array._wrap_ndarray(dtype(2.0), True),
+            Array._wrap(np.asarray(0.25, dtype), False), Array._wrap(np.ones(3, dtype), False)]
+    for t in held:
+        for shape in [(), (3,), (2, 3), (0, 3), (1, 1), (2, 3, 4)]:
+            for kw in [{}, {"summed": 1}, {"summed": (0,)}, {"axis": 0}, {"keepdims": True}]:
+                if ("axis" in kw or "summed" in kw) and not shape:
+                    continue
+                _same(_run(functools.partial(raw_eager._fast_mean_grad_to, t, shape, **kw)),
+                      _run(functools.partial(helpers.mean_grad_to, t, shape, **kw)))
+    for x in held:
+        for y in held + [np.ones(2, dtype), Array._wrap(np.ones(2, np.int32), False)]:
+            _same(_run(raw_eager._fast_grad_seed_like, x, y), _run(helpers.grad_seed_like, x, y))
+        _same(_run(raw_eager._fast_grad_seed_like, x), _run(helpers.grad_seed_like, x))
