@@ -445,10 +445,10 @@ _FAST_HELPERS = {id(helpers.matmul_grad_x): _fast_matmul_grad_x,
 
 def helpers_version(gen):
     """gen with the cells that name a helper of _FAST_HELPERS naming its fast version, or gen
-    itself when it names none (read once per code object of gen)."""
-    code = getattr(gen, "__code__", None)
-    if code is None:
+    itself when it names none or is not a plain function (read once per code object of gen)."""
+    if type(gen) is not types.FunctionType:     # (a bound method's __code__ is its function's)
         return gen
+    code = gen.__code__
     read, fast = getattr(gen, "__secant_helpers_version__", (None, None))
     if read is code:
         return fast or gen

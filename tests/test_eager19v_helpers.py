@@ -252,3 +252,11 @@ def test_mean_grad_to_and_seed_are_the_helpers(dtype, x64_or_not):
         for y in held + [np.ones(2, dtype), Array._wrap(np.ones(2, np.int32), False)]:
             _same(_run(raw_eager._fast_grad_seed_like, x, y), _run(helpers.grad_seed_like, x, y))
         _same(_run(raw_eager._fast_grad_seed_like, x), _run(helpers.grad_seed_like, x))
+
+
+def test_helpers_version_of_a_method_is_the_method():
+    class Holder:
+        def loss_grad(self, t, x, y):
+            return helpers.matmul_grad_x(t, x, y)
+    m = Holder().loss_grad
+    assert raw_eager.helpers_version(m) is m
