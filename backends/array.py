@@ -159,8 +159,9 @@ class Array:
         return getattr(self, "_sharded", None)
 
     def block_until_ready(self):
-        if self._buf is not None:
-            self._buf.block_until_ready()
+        b = self._buf
+        if b is not None:
+            b.block_until_ready()
         elif self._sharded_buffer() is not None:
             self._sharded.block_until_ready()
         return self

@@ -359,8 +359,9 @@ class JitFunction:
                     if type(out) is not _ArrayImpl:
                         return self._cpp_result(out)
                     # (as _cpp_result: C++ reads NumPy in place while the program runs, which
-                    # it puts NumPy arguments' copy ahead of: not ready yet, waited for at once)
-                    out.block_until_ready()
+                    # it puts NumPy arguments' copy ahead of: waited for, where not ready yet)
+                    if not out.is_ready():
+                        out.block_until_ready()
                     tag = out.aval
                     if len(cache) > 1:      # (one signature: already the most recent)
                         try:
@@ -377,7 +378,7 @@ class JitFunction:
                 # the last warm signature of device arrays, recognised by its avals' identity
                 # (an array made by this program, or the same array again, carries the very
                 # aval object): no key to build or hash
-                x64, avals, key, run = last
+                x64, avals, key, run, one = last
                 if x64 is _X64[0] and len(args) == len(avals):
                     bufs = []
                     i = 0
@@ -390,13 +391,24 @@ class JitFunction:
                         bufs.append(b)
                         i += 1
                     else:
-                        if len(cache) == 1:     # (one signature: already the most recent)
-                            return run(bufs)
-                        try:
-                            cache.move_to_end(key)          # (LRU order kept exactly)
-                        except KeyError:                    # dropped meanwhile: the full path
-                            pass
-                        else:
+                        if len(cache) != 1:     # (one signature: already the most recent)
+                            try:
+                                cache.move_to_end(key)      # (LRU order kept exactly)
+                            except KeyError:                # dropped meanwhile: the full path
+                                run = None
+                        if one is not None and run is not None:
+                            # one output: run_bufs written out (no Python frame of its own)
+                            execute, handlers, out_aval, weak = one
+                            try:
+                                b = execute(bufs).consume_with_handlers(handlers)[0]
+                            except TypeError:
+                                _check_not_donated(bufs)
+                                raise
+                            res = _new(Array)   # (_committed, _sharded unset, as run_bufs')
+                            res._npy, res._buf, res._aval, res.weak_type = None, b, out_aval, \
+                                weak
+                            return res
+                        if run is not None:
                             return run(bufs)
         if self._cpp_ok and not _X64[0]:
             out = self._call_cpp(args)
@@ -504,7 +516,7 @@ class JitFunction:
                         pass
                     else:
                         if hit[2] is not None:          # device arrays: the next call's guess
-                            cache.last = (fkey[0], fkey[1:], hit[0], hit[2])
+                            cache.last = (fkey[0], fkey[1:], hit[0], hit[2], hit[3])
                         return hit[1](args)
         if self._simple and not kwargs:
             leaves, treedef = _flatten(args)
@@ -849,19 +861,21 @@ def _add_fast(cache, fkey, args, key, entry):
     if entry._check_device or len(cache.fast) > 4 * (_CACHE_SIZE[0] or 256) + 64:
         return
     kinds = [type(x) for x in args]
-    run, run_bufs = _runner(entry, kinds, args)
-    cache.fast[fkey] = (key, run, run_bufs)
+    run, run_bufs, one = _runner(entry, kinds, args)
+    cache.fast[fkey] = (key, run, run_bufs, one)
     if run_bufs is not None:
-        cache.last = (fkey[0], fkey[1:], key, run_bufs)
+        cache.last = (fkey[0], fkey[1:], key, run_bufs, one)
 
 
 _buffer_of = operator.attrgetter("_buf")
 
 
 def _runner(entry, kinds, args):
-    """(run(args), run_bufs(buffers)) for one signature: run converts each argument only as
-    its kind needs; run_bufs, for a signature of device arrays only (else None), takes their
-    buffers as they are."""
+    """(run(args), run_bufs(buffers), one) for one signature: run converts each argument only
+    as its kind needs; run_bufs, for a signature of device arrays only (else None), takes their
+    buffers as they are; `one`, for such a signature of one output (else None), is what
+    run_bufs reads, (execute, handlers, output aval, its weak type), for JitFunction.__call__
+    to run it inline."""
     execute, handlers = entry._execute, entry._handlers
     if entry.consts:        # (its hoisted parameters' buffers follow the arguments')
         consts = [c._buf for c in entry.consts]
@@ -919,7 +933,9 @@ def _runner(entry, kinds, args):
 
     def run(args):
         return run_bufs(inputs(args))
-    return run, (run_bufs if all(t is Array for t in kinds) else None)
+    if not all(t is Array for t in kinds):
+        return run, None, None
+    return run, run_bufs, (execute, handlers, out_aval, weak) if single else None
 
 
 def _hoisted_consts(values, avals, putters):

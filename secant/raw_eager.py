@@ -27,6 +27,8 @@ import secant.numpy as snp
 from secant.ad import helpers
 from secant.backends import dtypes
 from secant.backends.array import Array
+from secant.backends.core import FAST_FLOATS as _FAST_FLOATS
+from secant.backends.core import quiet_call as _quiet_call
 from secant.numpy.shape import _broadcast_view, _canonical_axes
 
 _F32, _F64 = np.dtype("float32"), np.dtype("float64")
@@ -328,3 +330,146 @@ def _wrap(out):
     if not _float_value(out):
         return NOT_RAW
     return Array._wrap_ndarray(out, False)
+
+
+# --- the helpers of an eager derivative run as written, on eager float matrices -----------------
+# A derivative that does more than elementwise arithmetic (an MLP's loss: subscripts of a dict
+# of parameters, matrix products) runs as written, on Arrays, each helper it calls by the name
+# ad/helpers.py gives it. Those helpers are written for the transforms to read again (shapes
+# tested with np.ndim, sums through snp, every case of NumPy's ranks): each costs 15-30 us of
+# Python eagerly. `helpers_version(gen)` is gen with the helpers' closure cells naming the
+# versions below instead (gen's own function, its source and its other cells unchanged): each
+# computes, for eager float matrices of one dtype, exactly what the helper's fast paths compute
+# (the same NumPy call on the same values: the same bits, dtype and weak type), and calls the
+# helper itself for anything else. The transforms never see them: they read gen's source.
+
+_wrap_ndarray = Array._wrap_ndarray
+_matmul = np.matmul
+_add_reduce = np.add.reduce
+
+
+def _fast_matmul_grad_x(t, x, y):
+    """helpers.matmul_grad_x(t, x, y) of three eager float matrices of one dtype, t of x @ y's
+    shape: t @ y.T, as snp.swapaxes and snp.matmul compute it (unbroadcast to x's own shape and
+    dtype has nothing to do)."""
+    if type(t) is Array and type(x) is Array and type(y) is Array:
+        tv, xv, yv = t._npy, x._npy, y._npy
+        if type(tv) is _ndarray and type(xv) is _ndarray and type(yv) is _ndarray \
+                and tv.ndim == 2 and xv.ndim == 2 and yv.ndim == 2:
+            dt = tv.dtype
+            if dt in _FAST_FLOATS and xv.dtype == dt and yv.dtype == dt \
+                    and tv.shape == (xv.shape[0], yv.shape[1]) and xv.shape[1] == yv.shape[0]:
+                return _wrap_ndarray(_quiet_call(_matmul, tv, yv.swapaxes(0, 1)),
+                                     t.weak_type and y.weak_type)
+    return helpers.matmul_grad_x(t, x, y)
+
+
+def _fast_matmul_grad_y(t, x, y):
+    """helpers.matmul_grad_y(t, x, y) of three eager float matrices of one dtype, t of x @ y's
+    shape: x.T @ t, as snp.swapaxes and snp.matmul compute it."""
+    if type(t) is Array and type(x) is Array and type(y) is Array:
+        tv, xv, yv = t._npy, x._npy, y._npy
+        if type(tv) is _ndarray and type(xv) is _ndarray and type(yv) is _ndarray \
+                and tv.ndim == 2 and xv.ndim == 2 and yv.ndim == 2:
+            dt = tv.dtype
+            if dt in _FAST_FLOATS and xv.dtype == dt and yv.dtype == dt \
+                    and tv.shape == (xv.shape[0], yv.shape[1]) and xv.shape[1] == yv.shape[0]:
+                return _wrap_ndarray(_quiet_call(_matmul, xv.swapaxes(0, 1), tv),
+                                     x.weak_type and t.weak_type)
+    return helpers.matmul_grad_y(t, x, y)
+
+
+def _fast_unbroadcast(t, x):
+    """helpers.unbroadcast(t, x) of two eager float arrays of one dtype, x's shape broadcasting
+    to t's: t itself for one shape, else t summed over the broadcast axes as snp.sum computes
+    it (np.add.reduce in t's dtype), reshaped to x's shape."""
+    if type(t) is Array and type(x) is Array:
+        tv, xv = t._npy, x._npy
+        if type(tv) is _ndarray and type(xv) is _ndarray:
+            dt = tv.dtype
+            if dt in _FAST_FLOATS and xv.dtype == dt:
+                ts, xs = tv.shape, xv.shape
+                if ts == xs:
+                    return t
+                lead = len(ts) - len(xs)
+                if lead >= 0 and xs:
+                    for i, d in enumerate(xs):
+                        if d != 1 and d != ts[i + lead]:
+                            break
+                    else:
+                        summed = _quiet_call(_add_reduce, tv, axis=helpers._sum_axes(ts, xs),
+                                             dtype=dt, keepdims=False)
+                        return _wrap_ndarray(summed.reshape(xs), t.weak_type)
+    return helpers.unbroadcast(t, x)
+
+
+def _fast_mean_grad_to(t, shape, axis=None, keepdims=False, summed=()):
+    """helpers.mean_grad_to(t, shape) of a mean over every axis (t an eager 0-d float array):
+    t divided by the count as secant's division computes it, as a read-only view over
+    `shape` (what expand_dims and broadcast_to's eager paths make)."""
+    if axis is None and not keepdims and type(t) is Array and type(shape) is tuple:
+        v = t._npy
+        if v is not None and v.dtype in _FAST_FLOATS and not v.ndim:
+            for d in shape:
+                if type(d) is not int or d < 0:
+                    return helpers.mean_grad_to(t, shape, axis, keepdims, summed)
+            q = t / helpers._count_in(shape, None, summed)
+            if not shape:
+                return q
+            one = np.asarray(q._npy).reshape((1,) * len(shape))
+            return _wrap_ndarray(_broadcast_view(one, shape), q.weak_type)
+    return helpers.mean_grad_to(t, shape, axis, keepdims, summed)
+
+
+def _fast_grad_seed_like(x, y=None):
+    """helpers.grad_seed_like(x, y) of two strong eager float arrays of one dtype: the seed
+    grad_seed gives for that dtype, a strong one of it."""
+    if y is not None and type(x) is Array and type(y) is Array \
+            and not x.weak_type and not y.weak_type:
+        v, w = x._npy, y._npy
+        if v is not None and w is not None:
+            dt = v.dtype
+            if w.dtype == dt and (dt == _F32 or dt == _F64 and dtypes.X64[0]):
+                return _wrap_ndarray(dt.type(1), False)
+    return helpers.grad_seed_like(x, y)
+
+
+# a helper -> its version for eager float matrices (by identity: a cell naming anything else,
+# a user's own function of the same name, say, is kept)
+_FAST_HELPERS = {id(helpers.matmul_grad_x): _fast_matmul_grad_x,
+                 id(helpers.matmul_grad_y): _fast_matmul_grad_y,
+                 id(helpers.unbroadcast): _fast_unbroadcast,
+                 id(helpers.mean_grad_to): _fast_mean_grad_to,
+                 id(helpers.grad_seed_like): _fast_grad_seed_like}
+
+
+def helpers_version(gen):
+    """gen with the cells that name a helper of _FAST_HELPERS naming its fast version, or gen
+    itself when it names none or is not a plain function (read once per code object of gen)."""
+    if type(gen) is not types.FunctionType:     # (a bound method's __code__ is its function's)
+        return gen
+    code = gen.__code__
+    read, fast = getattr(gen, "__secant_helpers_version__", (None, None))
+    if read is code:
+        return fast or gen
+    fast = None
+    closure = gen.__closure__
+    if closure and not gen.__kwdefaults__:
+        cells = []
+        replaced = False
+        for cell in closure:
+            try:
+                new = _FAST_HELPERS.get(id(cell.cell_contents))
+            except ValueError:      # (an empty cell: kept, as every cell not replaced)
+                new = None
+            if new is not None:
+                cells.append(types.CellType(new))
+                replaced = True
+            else:
+                cells.append(cell)      # (the same cell: a closure variable is read live)
+        if replaced:
+            fast = types.FunctionType(code, gen.__globals__, gen.__name__, gen.__defaults__,
+                                      tuple(cells))
+            fast.__qualname__ = gen.__qualname__
+    gen.__secant_helpers_version__ = (code, fast)
+    return fast or gen

@@ -3303,6 +3303,20 @@ def _to_array(leaf, differentiated):
     return leaf
 
 
+def _float_to_array(leaf):
+    """_to_array(leaf, True), a float32 (float64 under x64) NumPy array read at once."""
+    if type(leaf) is np.ndarray:
+        dt = leaf.dtype
+        if dt == _F32 or dt == _F64 and dtypes.X64[0]:      # (canonical: _to_array's view)
+            view = leaf.view()
+            view.flags.writeable = False
+            return Array._wrap_ndarray(view, False)
+    return _to_array(leaf, True)
+
+
+_F32, _F64 = np.dtype("float32"), np.dtype("float64")
+
+
 def _as_arrays(args, positions):
     out = []
     for i, a in enumerate(args):
@@ -3311,10 +3325,13 @@ def _as_arrays(args, positions):
             out.append(a)
         elif t is np.float32 or t is np.float64 and dtypes.X64[0]:     # (canonical: _to_array)
             out.append(Array._wrap_ndarray(a, False))
+        elif t is np.ndarray:
+            out.append(_float_to_array(a))      # (an array's conversion: differentiated or not)
         elif isinstance(a, (np.ndarray, np.generic, int, float)):
             out.append(_to_array(a, i in positions))
-        elif i in positions:
-            out.append(tree_util.tree_map(lambda leaf: _to_array(leaf, True), a))
+        elif i in positions:        # (a dict of parameters, say: its leaves, no lambda)
+            leaves, treedef = tree_util.tree_flatten(a)
+            out.append(treedef.unflatten([_float_to_array(leaf) for leaf in leaves]))
         elif isinstance(a, (list, tuple, dict)):
             # a container of constants: its NumPy leaves as arrays, in a copy; one with none to
             # convert (a log list, a config dict) is passed itself, as JAX passes it, so what
@@ -3358,11 +3375,30 @@ def _in_parameter_dtypes(out, args, positions, mode, has_aux, tuple_out):
     value = mode == "value_and_grad"
     grads = out[1] if value else out[0] if has_aux else out
     one = len(positions) == 1 and not tuple_out
+    if one and type(grads) is dict:     # (a dict of parameters, each cotangent already in
+        kept = _dict_in_dtypes(grads, args[positions[0]])     # its dtype: no tree_map)
+        if kept is not None:
+            return (out[0], kept) if value else (kept, out[1]) if has_aux else kept
     kept = helpers.grads_as(grads, args[positions[0]]) if one else \
         tuple(helpers.grads_as(g, args[p]) for g, p in zip(grads, positions))
     if kept is grads or not one and all(k is g for k, g in zip(kept, grads)):
         return out
     return (out[0], kept) if value else (kept, out[1]) if has_aux else kept
+
+
+def _dict_in_dtypes(grads, params):
+    """helpers.grads_as(grads, params) for a dict of array cotangents each of its parameter's
+    dtype (what tree_map(grads_as, ...) gives then: the cotangents, unflattened as the
+    registry orders a dict); None for anything else."""
+    leaves, treedef = tree_util.tree_flatten(grads)
+    try:
+        others = treedef.flatten_up_to(params)
+    except (ValueError, TypeError):
+        return None
+    for g, p in zip(leaves, others):
+        if type(g) is not Array or type(p) is not Array or g.dtype != p.dtype:
+            return None
+    return treedef.unflatten(leaves)
 
 
 def staged(fun):
@@ -3613,7 +3649,9 @@ def _transform(fun, argnums, mode, has_aux):
                 out = raw_eager.run(fn, args) if raw_ok and not kwargs and tried is None \
                     else tried or raw_eager.NOT_RAW
                 if out is raw_eager.NOT_RAW or out is raw_eager.FAILED:
-                    failed, out = out is raw_eager.FAILED, fn(*args, **kwargs)
+                    # (the helpers it calls in their versions for eager float matrices)
+                    failed, out = out is raw_eager.FAILED, \
+                        raw_eager.helpers_version(fn)(*args, **kwargs)
                     if failed:
                         raw_eager.stop(fn)
                 if form is None:
