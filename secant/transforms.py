@@ -3298,7 +3298,7 @@ def _to_array(leaf, differentiated):
         return Array._wrap_ndarray(leaf, False)     # (immutable: held as the eager paths hold
     if isinstance(leaf, (np.ndarray, np.generic)):  # a 0-d result, backends/array.py _value)
         return snp.asarray(leaf)
-    if differentiated and isinstance(leaf, (int, float)) and not isinstance(leaf, bool):
+    if differentiated and isinstance(leaf, (int, float, complex)) and not isinstance(leaf, bool):
         return snp.asarray(leaf)
     return leaf
 
@@ -3327,7 +3327,7 @@ def _as_arrays(args, positions):
             out.append(Array._wrap_ndarray(a, False))
         elif t is np.ndarray:
             out.append(_float_to_array(a))      # (an array's conversion: differentiated or not)
-        elif isinstance(a, (np.ndarray, np.generic, int, float)):
+        elif isinstance(a, (np.ndarray, np.generic, int, float, complex)):
             out.append(_to_array(a, i in positions))
         elif i in positions:        # (a dict of parameters, say: its leaves, no lambda)
             leaves, treedef = tree_util.tree_flatten(a)

@@ -71,3 +71,59 @@ def test_relu6_of_integers_is_float_as_jax():
     assert got.dtype == np.float32
     np.testing.assert_array_equal(np.asarray(got), [1.0, 6.0, 0.0])
     assert nn.relu6(np.array([1.0, 7.0], np.float16)).dtype == np.float16
+
+
+import secant.numpy as snp  # noqa: E402
+
+REAL_ONLY = {"copysign": TypeError, "fabs": TypeError, "frexp": TypeError,
+             "heaviside": TypeError, "hypot": ValueError, "isneginf": ValueError,
+             "isposinf": ValueError, "ldexp": ValueError, "signbit": ValueError}
+
+
+@pytest.mark.parametrize("name", sorted(REAL_ONLY))
+def test_functions_of_a_sign_or_exponent_refuse_complex_input(name):
+    """JAX refuses these for complex input; secant computed them on the real part or |z|
+    (copysign(1+1j, 1.0) was 1.414, hypot(1j, 2) was 2.236, signbit(-1j) False)."""
+    f = getattr(snp, name)
+    args = (COMPLEX,) if name in ("fabs", "frexp", "isneginf", "isposinf", "signbit") else \
+        (COMPLEX, np.int32(2) if name == "ldexp" else COMPLEX)
+    with pytest.raises(REAL_ONLY[name], match=f"{name} does not support complex"):
+        f(*args)
+    with pytest.raises(REAL_ONLY[name], match=f"{name} does not support complex"):
+        secant.jit(f)(*args)
+
+
+def test_float_power_of_complex_stays_complex():
+    """float_power(z, 2) was float32 (the imaginary part dropped); NumPy's and JAX's is complex."""
+    got = snp.float_power(COMPLEX, 2)
+    assert got.dtype == np.complex64
+    np.testing.assert_allclose(np.asarray(got), np.float_power(COMPLEX.astype(complex), 2),
+                               rtol=1e-6)
+    g = secant.grad(lambda z: snp.real(snp.float_power(z, 2.0)))(1.0 + 1.0j)
+    np.testing.assert_allclose(complex(g), 2 - 2j + 4j, rtol=1e-6)    # conj(d/dz z^2) = 2 conj z
+
+
+def test_searchsorted_refuses_complex():
+    """NumPy orders complex numbers by real then imaginary part; secant's comparisons read real
+    parts only (searchsorted gave [2, 1, 0] for JAX's [3, 0, 0]): refused, as sort is."""
+    with pytest.raises(TypeError, match="complex"):
+        snp.searchsorted(COMPLEX, COMPLEX)
+
+
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+def test_array_api_cumulative_functions_need_an_axis_above_one_dimension(name):
+    f = getattr(snp, name)
+    with pytest.raises(ValueError, match="axis must be given"):
+        f(np.ones((2, 3)))
+    np.testing.assert_array_equal(np.asarray(f(np.ones((2, 3)) * 2, axis=1)),
+                                  np.cumsum(np.ones((2, 3)) * 2, axis=1) if name == "cumulative_sum"
+                                  else np.cumprod(np.ones((2, 3)) * 2, axis=1))
+
+
+def test_a_python_complex_argument_is_an_array_to_grad():
+    """grad at a Python complex number passed it to the derivative as a number, so a method
+    read on it failed (AttributeError: 'complex' object has no attribute 'astype')."""
+    def f(z):
+        return snp.real(snp.asarray(z).astype(snp.complex64) ** 2)
+    for g in (secant.grad(f), secant.jit(secant.grad(f))):
+        np.testing.assert_allclose(complex(g(1.5 + 1j)), 3 + 2j, rtol=1e-6)

@@ -408,10 +408,13 @@ def searchsorted(a, v, side="left", sorter=None, *, method="compare_all"):
     a = ensure_array(a)
     if a.ndim != 1:
         raise SecantValueError(f"searchsorted: a must be 1-D, got shape {a.shape}{where()}")
+    v = ensure_array(v)
+    if dtypes.is_complex(a.dtype) or dtypes.is_complex(v.dtype):      # (no order: as sort)
+        raise SecantTypeError(f"searchsorted is not defined for complex arrays{where()}")
     if side not in ("left", "right"):
         raise SecantValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}"
                                f"{where()}")
-    return _src().searchsorted(a, ensure_array(v), side, sorter)
+    return _src().searchsorted(a, v, side, sorter)
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):

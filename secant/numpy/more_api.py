@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 import secant.numpy as snp
+from secant.numpy import ufuncs
 from secant import lax
 from secant.backends import dtypes
 
@@ -384,7 +385,7 @@ def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
 def frexp(x):
     """(mantissa, exponent) with x = mantissa * 2**exponent and 0.5 <= |mantissa| < 1
     (0, inf and nan give (x, 0))."""
-    x = snp.asarray(x) * 1.0
+    x = snp.asarray(ufuncs.real_only("frexp", x)) * 1.0
     finite = snp.isfinite(x) & (x != 0)
     ax = snp.where(finite, snp.abs(x), 1.0)
     e = snp.floor(snp.log2(ax)) + 1

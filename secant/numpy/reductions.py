@@ -414,12 +414,26 @@ def cumprod(a, axis=None, dtype=None, out=None):
     return _cumulative("cumprod", st.cumprod_p, a, axis, dtype)
 
 
+def _array_api_axis(name, a, axis):
+    """The array API's cumulative functions (jnp's cumulative_sum/prod) flatten nothing: an
+    array of more than one dimension needs its axis, as JAX's ValueError says."""
+    if axis is None and np.ndim(a) > 1:
+        raise SecantValueError(f"{name}: the input array has rank {np.ndim(a)}, so axis must be "
+                               f"given{_where()}")
+    return axis
+
+
+_array_api_axis.__secant_static_query__ = True
+
+
 def cumulative_sum(a, axis=None, dtype=None, out=None):
     _no_out(out, "cumulative_sum")
+    axis = _array_api_axis("cumulative_sum", a, axis)
     return _cumulative("cumulative_sum", st.cumsum_p, a, axis, dtype, promote_integers=True)
 
 
-cumulative_prod = cumprod
+def cumulative_prod(a, axis=None, dtype=None, out=None):
+    return cumprod(a, _array_api_axis("cumulative_prod", a, axis), dtype, out)
 
 
 def nancumsum(a, axis=None, dtype=None, out=None):

@@ -149,6 +149,7 @@ def _sinc_maclaurin_jvp(k, primals, tangents):
 @source_for(ufuncs.copysign)
 def copysign(x1, x2):
     # (+ zeros_like(x2): promoted with x2 as jnp's, so copysign(1.0, x) is not weak)
+    x1, x2 = ufuncs.real_only("copysign", x1, x2)
     magnitude = snp.abs(_inexact(x1)) + snp.zeros_like(x2)
     return snp.where(snp.signbit(x2), -magnitude, magnitude)
 
@@ -183,13 +184,15 @@ def fmod(x1, x2):
 
 @source_for(ufuncs.heaviside)
 def heaviside(x1, x2):
-    x1 = _inexact(x1)
+    x1 = _inexact(ufuncs.real_only("heaviside", x1, x2)[0])
     return snp.where(x1 < 0, 0.0, snp.where(x1 > 0, 1.0, x2))
 
 
 @source_for(ufuncs.float_power)
 def float_power(x1, x2):
-    dt = snp.result_type(1.0)       # float64 when x64 is on, else float32
+    dt = snp.result_type(1.0)       # float64 when x64 is on, else float32 (complex likewise)
+    if snp.iscomplexobj(x1) or snp.iscomplexobj(x2):
+        dt = snp.result_type(1j)
     return snp.power(snp.asarray(x1).astype(dt), snp.asarray(x2).astype(dt))
 
 
@@ -214,11 +217,13 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 @source_for(ufuncs.isposinf)
 def isposinf(x):
+    x = ufuncs.real_only("isposinf", x, error=ufuncs.SecantValueError)
     return snp.isinf(x) & (x > 0)
 
 
 @source_for(ufuncs.isneginf)
 def isneginf(x):
+    x = ufuncs.real_only("isneginf", x, error=ufuncs.SecantValueError)
     return snp.isinf(x) & (x < 0)
 
 
@@ -619,6 +624,7 @@ def _cumulative_sum_dtype(dt, dtype):
 
 @source_for(reductions.cumulative_sum)
 def cumulative_sum(a, axis=None, dtype=None, out=None):
+    axis = reductions._array_api_axis("cumulative_sum", a, axis)
     return snp.cumsum(snp.asarray(a).astype(_cumulative_sum_dtype(snp.result_type(a), dtype)),
                       axis)
 

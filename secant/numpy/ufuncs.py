@@ -4,7 +4,7 @@ import numpy as np
 
 from secant.backends import dtypes
 from secant.backends.core import eager_binary, eager_unary
-from secant.backends.errors import SecantTypeError, where as _where
+from secant.backends.errors import SecantTypeError, SecantValueError, where as _where
 from secant.backends.primitives import elementwise as ew
 from secant.numpy.conversion import (convert, dtype_weak, ensure_array, promote,
                                      promote_inexact, to_inexact)
@@ -73,8 +73,21 @@ def absolute(x, /):
 abs = absolute
 
 
+def real_only(name, *xs, error=SecantTypeError):
+    """Raise as JAX's `name` does where an argument is complex (the function reads a sign, an
+    order or an exponent, which a complex number lacks; NumPy's kernels would drop the imaginary
+    part or compare real parts). A static query: the dtypes decide it."""
+    for x in xs:
+        if np.iscomplexobj(x) if not hasattr(x, "dtype") else dtypes.is_complex(x.dtype):
+            raise error(f"{name} does not support complex-valued inputs" + _where())
+    return xs[0] if len(xs) == 1 else xs
+
+
+real_only.__secant_static_query__ = True
+
+
 def fabs(x, /):
-    return ew.abs_p.bind(to_inexact(x))
+    return ew.abs_p.bind(to_inexact(real_only("fabs", x)))
 
 
 def positive(x, /):
@@ -185,12 +198,12 @@ def isinf(x, /):
 
 
 def isposinf(x, /):
-    x = to_inexact(x)
+    x = to_inexact(real_only("isposinf", x, error=SecantValueError))
     return ew.eq_p.bind(x, convert(np.inf, x.dtype))
 
 
 def isneginf(x, /):
-    x = to_inexact(x)
+    x = to_inexact(real_only("isneginf", x, error=SecantValueError))
     return ew.eq_p.bind(x, convert(-np.inf, x.dtype))
 
 
@@ -347,9 +360,15 @@ def power(x1, x2, /):
 
 
 def float_power(x1, x2, /):
-    from secant.backends.dtypes import default_float
-    return ew.pow_p.bind(convert(x1, dtypes.float64 if dtypes.x64_enabled() else default_float()),
-                         convert(x2, dtypes.float64 if dtypes.x64_enabled() else default_float()))
+    """x1 ** x2 in the widest float (complex where either is complex), as jnp.float_power."""
+    x64 = dtypes.x64_enabled()
+    x1, x2 = ensure_array(x1), ensure_array(x2)
+    complex_ = dtypes.is_complex(x1.dtype) or dtypes.is_complex(x2.dtype)
+    if complex_:
+        dt = dtypes.complex128 if x64 else dtypes.complex64
+    else:
+        dt = dtypes.float64 if x64 else dtypes.float32
+    return ew.pow_p.bind(convert(x1, dt), convert(x2, dt))
 
 
 def _nonzero_divisor(x2):
@@ -416,7 +435,7 @@ def divmod(x1, x2, /):
 
 
 def hypot(x1, x2, /):
-    x1, x2 = promote_inexact(x1, x2)
+    x1, x2 = promote_inexact(*real_only("hypot", x1, x2, error=SecantValueError))
     # big |x1| * sqrt(1 + (small / big)^2), as NumPy's and JAX's: sqrt(x1^2 + x2^2) overflows
     # past sqrt(max) (1.8e19 in float32) and underflows below sqrt(tiny); an infinite argument
     # gives inf even beside a nan
@@ -451,7 +470,7 @@ def _sign_bit(x):
 
 
 def copysign(x1, x2, /):
-    x1, x2 = promote_inexact(x1, x2)
+    x1, x2 = promote_inexact(*real_only("copysign", x1, x2))
     neg = _sign_bit(x2)
     a = ew.abs_p.bind(x1)
     return ew.select_p.bind(neg, ew.neg_p.bind(a), a)
@@ -504,14 +523,14 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 def heaviside(x1, x2, /):
-    x1, x2 = promote_inexact(x1, x2)
+    x1, x2 = promote_inexact(*real_only("heaviside", x1, x2))
     zero = convert(0, x1.dtype)
     return where(ew.lt_p.bind(x1, zero), zero,
                  where(ew.gt_p.bind(x1, zero), convert(1, x1.dtype), x2))
 
 
 def signbit(x, /):
-    x = ensure_array(x)
+    x = ensure_array(real_only("signbit", x, error=SecantValueError))
     if dtypes.is_unsigned(x.dtype) or dtypes.is_bool(x.dtype):
         return full_like_bool(x, False)
     if dtypes.is_int(x.dtype):
