@@ -139,16 +139,23 @@ def _number_arithmetic(node, static):
     return bool(_SHAPE_QUERY.match(ast.unparse(node).replace(" ", "")))
 
 
-class Shapes:
-    """The analysis of one ir.Function (see the module docstring)."""
+class Flow:
+    """What an analysis of values by symbols shares (this module's of shapes, and
+    transformer/dtype_flow.py's of dtypes): each name's definitions, the names that are Python
+    numbers, and the fixpoint of each name's alternatives over its definitions (`_def_alts`,
+    the subclass's). `shared`: another analysis of the same function, whose definitions and
+    Python numbers are taken as they are (read only)."""
 
-    def __init__(self, fn):
-        self.defs = {}          # name -> [(definition, loop depth)]
+    def __init__(self, fn, shared=None):
         self.local = set()      # the symbols minted inside a loop
-        for p in fn.params:
-            self.defs.setdefault(p, []).append(("param", 0))
-        self._collect(fn.body, 0)
-        self.static = self._python_numbers()
+        if shared is not None:
+            self.defs, self.static = shared.defs, shared.static
+        else:
+            self.defs = {}      # name -> [(definition, loop depth)]
+            for p in fn.params:
+                self.defs.setdefault(p, []).append(("param", 0))
+            self._collect(fn.body, 0)
+            self.static = self._python_numbers()
         self.alts = {}          # name -> frozenset of alternatives (frozensets of symbols)
         self.active = {}        # the same, without the Python-number assignments
         self._bounds = {}       # name -> alternatives bounding its shape (see `bound`)
@@ -272,6 +279,10 @@ class Shapes:
         if depth:
             self.local.add(key)
         return frozenset({frozenset({key})})
+
+
+class Shapes(Flow):
+    """The analysis of one ir.Function (see the module docstring)."""
 
     def _def_alts(self, name, d, depth):
         if d == "param":
