@@ -68,6 +68,16 @@ CASES = {
 }
 
 
+# each case's tangent dtype as jax 0.10.2's jvp gives it (recorded with /tmp/jaxenv, the same
+# functions over jax.numpy): float16 + int32 stays float16, a strong float32 scalar widens
+JAX_DTYPES = {
+    "float32_parameter": "float32", "ones_like_of_a_float32": "float32", "int_array": "float16",
+    "int_cast_to_float": "float32", "complex_array": "float32", "bfloat16_and_float32": "float32",
+    "strong_numpy_scalar": "float32", "loop_widening_a_carry": "float32",
+    "weak_python_float": "float16", "ones_like_x_scaled": "float16", "math_of_x": "float16",
+    "bfloat16_weak": "bfloat16", "complex_weak": "float32"}
+
+
 def _want(name, x, t):
     """The tangent in closed form, in float64 (before the cast to the output's dtype)."""
     t = t.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
@@ -86,7 +96,8 @@ def test_lone_tangent_has_the_outputs_dtype(name, how):
     wider = np.dtype(f(x).dtype) != x.dtype         # (else 1e5 overflows float16 as in JAX)
     t = np.array([100.0 if wider else 10.0, 0.25, -2.0], dtype)
     out, out_dot = _HOW[how](f, x, t)
-    assert out_dot.dtype == out.dtype, (out.dtype, out_dot.dtype)
+    assert np.dtype(out_dot.dtype) == np.dtype(out.dtype) == np.dtype(JAX_DTYPES[name]), (
+        out.dtype, out_dot.dtype)
     want = _want(name, x, t)
     tol = {np.dtype(np.float16): 2e-3, BF16: 2e-2}.get(x.dtype, 1e-5)     # (cos(x) in x's)
     np.testing.assert_allclose(np.asarray(out_dot, np.float64), want, rtol=tol, atol=tol)
@@ -163,3 +174,14 @@ def test_lean_sources_read_as_before():
     src = secant.source(secant.jvp_fn(shifted, argnums=(0,)))
     assert re.search(r"sin_x_plus_m_dot = sin_x_dot\n", src), src
     assert "broadcast_like(cos_x_dot, cos_x_plus_w)" in src, src
+
+
+def test_grad_of_a_bfloat16_input_is_bfloat16():
+    """unbroadcast casts a float32 cotangent back to bfloat16 x's dtype (JAX's: bfloat16 [1000
+    1000 1000]); it read bfloat16 (NumPy kind 'V') as no float and returned float32."""
+    x = np.array([0.5, 1.5, -3.0], BF16)
+    for g in (secant.grad(lambda x: snp.sum((x + C32) * 1000.0)),
+              secant.jit(secant.grad(lambda x: snp.sum((x + C32) * 1000.0)))):
+        got = g(x)
+        assert np.dtype(got.dtype) == BF16
+        np.testing.assert_array_equal(np.asarray(got, np.float32), [1000.0] * 3)
