@@ -194,9 +194,10 @@ class ForwardBuilder(Walker):
             if t is None:
                 return None
             if op.op == "add_n":
-                present = [self.tangent(i) for i in seq.items if self.tangent(i) is not None]
-                expr = " + ".join(present)
-                if len(present) < len(seq.items):   # (the others may broadcast or promote)
+                present = [i for i in seq.items if self.tangent(i) is not None]
+                expr = " + ".join(self.tangent(i) for i in present)
+                if len(present) < len(seq.items) and (len(present) > 1 or self._may_widen(
+                        op, seq.items, present[0])):   # (the others may broadcast or promote)
                     expr = f"broadcast_like({expr}, {op.targets[0]})"
                 return expr
             return self.render(op, {spec.sequence: t})
@@ -275,21 +276,29 @@ class ForwardBuilder(Walker):
         * 3.0`)."""
         operand = op.operands.get(param)
         if op.op in ELEMENTWISE and isinstance(operand, ir.Var):
-            if self.shapes is None:
-                self.shapes = Shapes(self.fn)
-            if self.shapes.needs_unbroadcast(operands_of(op), operand.name, cotangent=False):
-                return True
-            if not self.shapes.needs_unbroadcast(operands_of(op), operand.name,
-                                                 cotangent=False, dtype=True):
-                return False        # (only Python numbers besides it)
-            if self.dtypes is None:
-                self.dtypes = Dtypes(self.fn, self.shapes)
-            return not self.dtypes.keeps_dtype(op, operand.name)
+            return self._may_widen(op, operands_of(op), operand)
         others = [o for k, o in op.operands.items() if k != param]
         for key in ("condition", "pred"):
             if key in op.statics:
                 others.append(ir.Expr(op.statics[key]))
         return any(not is_literal_number(o) for o in others)
+
+    def _may_widen(self, op, operands, operand):
+        """Whether the result of `op` of `operands` (their broadcast and promotion) may have a
+        larger shape or a wider dtype than its operand `operand`."""
+        if not isinstance(operand, ir.Var):
+            return True
+        if self.shapes is None:
+            self.shapes = Shapes(self.fn)
+        if self.shapes.needs_unbroadcast(operands, operand.name, cotangent=False):
+            return True
+        if not self.shapes.needs_unbroadcast(operands, operand.name, cotangent=False,
+                                             dtype=True):
+            return False        # (only Python numbers besides it)
+        if self.dtypes is None:
+            self.dtypes = Dtypes(self.fn, self.shapes)
+        return not self.dtypes.keeps_dtype(op, operand.name,
+                                           None if op.op in ELEMENTWISE else operands)
 
     # --- structure ------------------------------------------------------------------------------
     def op_field(self, op):

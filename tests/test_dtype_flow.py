@@ -56,6 +56,7 @@ CASES = {
     "bfloat16_and_float32": (lambda x: (snp.sin(x) + C32) * 1000.0, BF16, False),
     "strong_numpy_scalar": (lambda x: (snp.sin(x) + np.float32(3.0)) * 1000.0, np.float16, False),
     "loop_widening_a_carry": (_widening_loop, np.float16, False),
+    "sum_of_a_list_with_float32": (lambda x: sum([snp.sin(x), C32]) * 1000.0, np.float16, False),
     # the same dtype: no wrapper
     "weak_python_float": (lambda x: (snp.sin(x) + 3.0) * 1000.0, np.float16, True),
     "ones_like_x_scaled": (lambda x: (snp.sin(x) + snp.ones_like(x) * 3.0) * 1000.0,
@@ -65,6 +66,8 @@ CASES = {
     "bfloat16_weak": (lambda x: (snp.sin(x) + snp.zeros_like(x) - 0.5) * 1000.0, BF16, True),
     "complex_weak": (lambda x: snp.real((snp.sin(x) + snp.ones_like(x) * 2.0) * 1000.0),
                      np.complex64, True),
+    "sum_of_a_list_weak": (lambda x: sum([snp.sin(x), snp.ones_like(x) * 2.0, 1.0]) * 1000.0,
+                           np.float16, True),
 }
 
 
@@ -75,7 +78,8 @@ JAX_DTYPES = {
     "int_cast_to_float": "float32", "complex_array": "float32", "bfloat16_and_float32": "float32",
     "strong_numpy_scalar": "float32", "loop_widening_a_carry": "float32",
     "weak_python_float": "float16", "ones_like_x_scaled": "float16", "math_of_x": "float16",
-    "bfloat16_weak": "bfloat16", "complex_weak": "float32"}
+    "bfloat16_weak": "bfloat16", "complex_weak": "float32",
+    "sum_of_a_list_with_float32": "float32", "sum_of_a_list_weak": "float16"}
 
 
 def _want(name, x, t):

@@ -27,8 +27,8 @@ import itertools
 
 from secant.transformer import ir
 from secant.transformer.ops import OPS
-from secant.transformer.shapes import (_MODULE_NUMBERS, _NUMBER_BINOPS, UNKNOWN, Flow,
-                                       _assigned, _copied, _expression, is_python_number)
+from secant.transformer.shapes import _MODULE_NUMBERS, _NUMBER_BINOPS, UNKNOWN, Flow, \
+    is_python_number
 
 # one array operand; for an inexact operand the result has its dtype (tests/test_dtype_flow.py
 # checks each on float16, bfloat16 and complex64 arrays)
@@ -63,18 +63,7 @@ class Dtypes(Flow):
     def __init__(self, fn, shapes):
         super().__init__(fn, shared=shapes)
 
-    def _def_alts(self, name, d, depth):
-        if d == "param":
-            return self._symbol(name, 0)
-        if d[0] == "plain" and _copied(d[1]) is not None:     # `acc_1 = acc`
-            return self.of(ir.Expr(_copied(d[1])), f"expr@{id(d[1])}", depth)
-        if d[0] == "plain" and _assigned(d[1]) is not None:   # `m = snp.ones_like(x) * 3.0`
-            got = self._expr(_assigned(d[1]))
-            if got is not UNKNOWN and got:
-                return got
-        if d[0] in ("plain", "for"):
-            return self._symbol(f"{name}@{id(d[1])}", depth)
-        op, _ = d
+    def _op_alts(self, name, op, depth):
         own = f"{name}@{id(op)}"
         operands = self.promoted(op)
         if operands is None or len(op.targets) != 1:
@@ -113,29 +102,6 @@ class Dtypes(Flow):
         if any(isinstance(o, ir.Seq) for o in out) or not out:
             return None
         return out
-
-    def of(self, o, key=None, depth=0):
-        """The alternatives of an operand (as transformer/shapes.py's `of`): a Python number
-        is the empty set; an expression the analysis does not follow the symbol `key`."""
-        if isinstance(o, ir.Expr) and o.src.strip().isidentifier() and o.src.strip() not in (
-                "None", "True", "False"):
-            o = ir.Var(o.src.strip())
-        if isinstance(o, ir.Var):
-            if o.name in self.static:
-                return _NUMBER
-            if o.name not in self.defs:         # a global or a closure's value: one dtype
-                return frozenset({frozenset({o.name})})
-            if self._reads is not None:
-                self._reads.add(o.name)
-            return self.alts.get(o.name, frozenset())
-        if isinstance(o, ir.Expr) and is_python_number(o.src):
-            return _NUMBER
-        if isinstance(o, ir.Expr):
-            node = _expression(o.src)
-            got = UNKNOWN if node is None else self._expr(node)
-            if got is not UNKNOWN and got:
-                return got
-        return UNKNOWN if key is None else self._symbol(key, depth)
 
     def _expr(self, node):
         """The alternatives of an expression of names, real numbers, arithmetic and the
@@ -184,12 +150,13 @@ class Dtypes(Flow):
         symbols, = alts
         return next(iter(symbols)) if len(symbols) == 1 else None
 
-    def keeps_dtype(self, op, name):
+    def keeps_dtype(self, op, name, operands=None):
         """Whether the result of `op` provably has the dtype of its operand variable `name`
         where that is inexact: `name` has one symbol and every other operand whose dtype the
-        result takes has it too or is a real Python number."""
+        result takes has it too or is a real Python number. `operands`: those operands, for an
+        op whose result is their promotion that the table does not name (`sum([a, b])`)."""
         mine = self.symbol(name)
-        operands = self.promoted(op)
+        operands = self.promoted(op) if operands is None else operands
         if mine is None or operands is None or ir.Var(name) not in operands:
             return False
         for o in operands:

@@ -280,10 +280,6 @@ class Flow:
             self.local.add(key)
         return frozenset({frozenset({key})})
 
-
-class Shapes(Flow):
-    """The analysis of one ir.Function (see the module docstring)."""
-
     def _def_alts(self, name, d, depth):
         if d == "param":
             return self._symbol(name, 0)
@@ -295,13 +291,7 @@ class Shapes(Flow):
                 return got
         if d[0] in ("plain", "for"):
             return self._symbol(f"{name}@{id(d[1])}", depth)
-        op, k = d
-        if op.op not in ELEMENTWISE or len(op.targets) != 1:
-            return self._symbol(f"{name}@{id(op)}", depth)
-        parts = [self.of(o, f"expr@{id(op)}.{k}", depth) for k, o in enumerate(operands_of(op))]
-        if any(p is UNKNOWN for p in parts):
-            return self._symbol(f"{name}@{id(op)}", depth)
-        return frozenset(frozenset().union(*combo) for combo in itertools.product(*parts))
+        return self._op_alts(name, d[0], depth)      # (the subclass's: an op's result)
 
     def of(self, o, key=None, depth=0):
         """The alternatives of an operand (UNKNOWN, or a frozenset of symbol sets; empty while
@@ -313,7 +303,7 @@ class Shapes(Flow):
         if isinstance(o, ir.Var):
             if o.name in self.static:
                 return frozenset({frozenset()})
-            if o.name not in self.defs:         # a global or a closure's value: one shape
+            if o.name not in self.defs:     # a global or a closure's value: one shape, dtype
                 return frozenset({frozenset({o.name})})
             if self._reads is not None:
                 self._reads.add(o.name)
@@ -326,6 +316,18 @@ class Shapes(Flow):
             if got is not UNKNOWN:
                 return got
         return UNKNOWN if key is None else self._symbol(key, depth)
+
+
+class Shapes(Flow):
+    """The analysis of one ir.Function (see the module docstring)."""
+
+    def _op_alts(self, name, op, depth):
+        if op.op not in ELEMENTWISE or len(op.targets) != 1:
+            return self._symbol(f"{name}@{id(op)}", depth)
+        parts = [self.of(o, f"expr@{id(op)}.{k}", depth) for k, o in enumerate(operands_of(op))]
+        if any(p is UNKNOWN for p in parts):
+            return self._symbol(f"{name}@{id(op)}", depth)
+        return frozenset(frozenset().union(*combo) for combo in itertools.product(*parts))
 
     def _expr(self, node):
         """The alternatives of an expression of names, real numbers, arithmetic and NumPy's
