@@ -18,6 +18,7 @@ from secant.ad.jvp_rules import BROADCAST, JOINT, JVP, LINEAR, SEQUENCE, SPECIAL
 from secant.ad.stacks import stacks_of
 from secant.transformer import dataflow, ir
 from secant.transformer.callees import signature_of
+from secant.transformer.dtype_flow import Dtypes
 from secant.transformer.normalize import call_args
 from secant.transformer.ops import CONTROL_FLOW, OPS
 from secant.transformer.shapes import ELEMENTWISE, Shapes, operands_of
@@ -40,6 +41,7 @@ class ForwardBuilder(Walker):
         self.assigned = []                  # stack of sets: tangents assigned in a loop body
         self.stacks = stacks_of(fn.body)      # a derivative's loop stacks of tracked values
         self.shapes = None                  # which shapes provably agree (when first asked)
+        self.dtypes = None                  # which dtypes provably agree (when first asked)
         self.numbers = set()                # variables that may hold a Python number (with a
                                             # tangent): an attribute read, arithmetic on them
         self.pairs = []                     # (call line, unpacking lines, op, tangents) of
@@ -192,9 +194,10 @@ class ForwardBuilder(Walker):
             if t is None:
                 return None
             if op.op == "add_n":
-                present = [self.tangent(i) for i in seq.items if self.tangent(i) is not None]
-                expr = " + ".join(present)
-                if len(present) < len(seq.items):   # (the others may broadcast or promote)
+                present = [i for i in seq.items if self.tangent(i) is not None]
+                expr = " + ".join(self.tangent(i) for i in present)
+                if len(present) < len(seq.items) and (len(present) > 1 or self._may_widen(
+                        op, seq.items, present[0])):   # (the others may broadcast or promote)
                     expr = f"broadcast_like({expr}, {op.targets[0]})"
                 return expr
             return self.render(op, {spec.sequence: t})
@@ -267,19 +270,35 @@ class ForwardBuilder(Walker):
         return None
 
     def _may_broadcast(self, op, param):
-        """Only another operand can make the result larger than this one, or of a wider dtype:
-        Python numbers never do (transformer/shapes.py)."""
+        """Only another operand can make the result larger than this one (transformer/shapes.py),
+        or of a wider dtype (transformer/dtype_flow.py): Python numbers never do, nor an
+        operand of this one's shape computed from its own dtype's values (`sin(x) + ones_like(x)
+        * 3.0`)."""
         operand = op.operands.get(param)
         if op.op in ELEMENTWISE and isinstance(operand, ir.Var):
-            if self.shapes is None:
-                self.shapes = Shapes(self.fn)
-            return self.shapes.needs_unbroadcast(operands_of(op), operand.name, cotangent=False,
-                                                 dtype=True)
+            return self._may_widen(op, operands_of(op), operand)
         others = [o for k, o in op.operands.items() if k != param]
         for key in ("condition", "pred"):
             if key in op.statics:
                 others.append(ir.Expr(op.statics[key]))
         return any(not is_literal_number(o) for o in others)
+
+    def _may_widen(self, op, operands, operand):
+        """Whether the result of `op` of `operands` (their broadcast and promotion) may have a
+        larger shape or a wider dtype than its operand `operand`."""
+        if not isinstance(operand, ir.Var):
+            return True
+        if self.shapes is None:
+            self.shapes = Shapes(self.fn)
+        if self.shapes.needs_unbroadcast(operands, operand.name, cotangent=False):
+            return True
+        if not self.shapes.needs_unbroadcast(operands, operand.name, cotangent=False,
+                                             dtype=True):
+            return False        # (only Python numbers besides it)
+        if self.dtypes is None:
+            self.dtypes = Dtypes(self.fn, self.shapes)
+        return not self.dtypes.keeps_dtype(op, operand.name,
+                                           None if op.op in ELEMENTWISE else operands)
 
     # --- structure ------------------------------------------------------------------------------
     def op_field(self, op):

@@ -165,7 +165,7 @@ def _promoted_float(t, x):
     back to x's dtype, as JAX's convert_element_type transposes (reads dtypes only)."""
     dt, dx = getattr(t, "dtype", None), getattr(x, "dtype", None)
     return isinstance(dt, np.dtype) and isinstance(dx, np.dtype) and dt != dx and \
-        dt.kind == "f" and dx.kind == "f"
+        dtypes.is_float(dt) and dtypes.is_float(dx)         # (bfloat16's kind is "V")
 
 
 _promoted_float.__secant_static_query__ = True

@@ -144,7 +144,7 @@ CPU_SECONDS = {
     "test_others5_physics_finance.py": 14, "test_others6_generative.py": 14, "test_random.py": 14,
     "test_rows20r_loops.py": 14, "test_structural_primitives.py": 14, "test_deep15s_fixes.py": 14,
     "test_deep15t_fixes.py": 26, "test_gaps15t_compositions.py": 21,
-    "test_eager19t_fast_paths.py": 12, "test_speed19t_passes.py": 5,
+    "test_eager19t_fast_paths.py": 12, "test_speed19t_passes.py": 5, "test_dtype_flow.py": 13,
     "test_eager19v_helpers.py": 5, "test_eager19v_dispatch.py": 4, "test_cholesky_complex_grads.py": 9,
     "test_lead15v_dtypes.py": 6,
     "test_lean20r_reversed.py": 13, "test_lib15c_fft.py": 13, "test_others10_tensors_ml.py": 13,

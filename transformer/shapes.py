@@ -139,16 +139,23 @@ def _number_arithmetic(node, static):
     return bool(_SHAPE_QUERY.match(ast.unparse(node).replace(" ", "")))
 
 
-class Shapes:
-    """The analysis of one ir.Function (see the module docstring)."""
+class Flow:
+    """What an analysis of values by symbols shares (this module's of shapes, and
+    transformer/dtype_flow.py's of dtypes): each name's definitions, the names that are Python
+    numbers, and the fixpoint of each name's alternatives over its definitions (`_def_alts`,
+    the subclass's). `shared`: another analysis of the same function, whose definitions and
+    Python numbers are taken as they are (read only)."""
 
-    def __init__(self, fn):
-        self.defs = {}          # name -> [(definition, loop depth)]
+    def __init__(self, fn, shared=None):
         self.local = set()      # the symbols minted inside a loop
-        for p in fn.params:
-            self.defs.setdefault(p, []).append(("param", 0))
-        self._collect(fn.body, 0)
-        self.static = self._python_numbers()
+        if shared is not None:
+            self.defs, self.static = shared.defs, shared.static
+        else:
+            self.defs = {}      # name -> [(definition, loop depth)]
+            for p in fn.params:
+                self.defs.setdefault(p, []).append(("param", 0))
+            self._collect(fn.body, 0)
+            self.static = self._python_numbers()
         self.alts = {}          # name -> frozenset of alternatives (frozensets of symbols)
         self.active = {}        # the same, without the Python-number assignments
         self._bounds = {}       # name -> alternatives bounding its shape (see `bound`)
@@ -284,13 +291,7 @@ class Shapes:
                 return got
         if d[0] in ("plain", "for"):
             return self._symbol(f"{name}@{id(d[1])}", depth)
-        op, k = d
-        if op.op not in ELEMENTWISE or len(op.targets) != 1:
-            return self._symbol(f"{name}@{id(op)}", depth)
-        parts = [self.of(o, f"expr@{id(op)}.{k}", depth) for k, o in enumerate(operands_of(op))]
-        if any(p is UNKNOWN for p in parts):
-            return self._symbol(f"{name}@{id(op)}", depth)
-        return frozenset(frozenset().union(*combo) for combo in itertools.product(*parts))
+        return self._op_alts(name, d[0], depth)      # (the subclass's: an op's result)
 
     def of(self, o, key=None, depth=0):
         """The alternatives of an operand (UNKNOWN, or a frozenset of symbol sets; empty while
@@ -302,7 +303,7 @@ class Shapes:
         if isinstance(o, ir.Var):
             if o.name in self.static:
                 return frozenset({frozenset()})
-            if o.name not in self.defs:         # a global or a closure's value: one shape
+            if o.name not in self.defs:     # a global or a closure's value: one shape, dtype
                 return frozenset({frozenset({o.name})})
             if self._reads is not None:
                 self._reads.add(o.name)
@@ -315,6 +316,18 @@ class Shapes:
             if got is not UNKNOWN:
                 return got
         return UNKNOWN if key is None else self._symbol(key, depth)
+
+
+class Shapes(Flow):
+    """The analysis of one ir.Function (see the module docstring)."""
+
+    def _op_alts(self, name, op, depth):
+        if op.op not in ELEMENTWISE or len(op.targets) != 1:
+            return self._symbol(f"{name}@{id(op)}", depth)
+        parts = [self.of(o, f"expr@{id(op)}.{k}", depth) for k, o in enumerate(operands_of(op))]
+        if any(p is UNKNOWN for p in parts):
+            return self._symbol(f"{name}@{id(op)}", depth)
+        return frozenset(frozenset().union(*combo) for combo in itertools.product(*parts))
 
     def _expr(self, node):
         """The alternatives of an expression of names, real numbers, arithmetic and NumPy's
