@@ -578,6 +578,11 @@ class BatchBuilder(Walker):
         """a[:, o], a.at[:, o].get() / .add(v) ... with o per example: the index parts_index
         builds from the parts (batching/helpers.py), one gather or scatter for the batch."""
         a, parts = op.operands["a"], op.operands["idx"].items
+        if op.op == "getitem" and _src(a) == "index_exp" and not self.is_batched(a):
+            # a derivative's index as a value, index_exp[:, i] with i per example: the batched
+            # tuple of its parts (every leaf batched; a slice is one for all examples)
+            return "(" + "".join(f"{_src(p) if _is_static_part(p) else self.batched_src(p)}, "
+                                 for p in parts) + ")"
         flags = tuple(self.is_batched(p) for p in parts)
         parts = f"({', '.join(_src(p) for p in parts)}{',' if len(parts) == 1 else ''})"
         if op.op in ("getitem", "at_get"):
@@ -1438,6 +1443,18 @@ def _shift_axis(src, kind, main, op=None):
         shifted = tuple(v + 1 for v in value)
         return repr(shifted)
     return f"{helper}({src}, {main})"
+
+
+def _is_static_part(part):
+    """An index part written as a slice, None or Ellipsis (no batch axis to give it)."""
+    if not isinstance(part, ir.Expr):
+        return False
+    try:
+        node = ast.parse(_src(part), mode="eval").body
+    except SyntaxError:
+        return False
+    return (isinstance(node, ast.Constant) and node.value in (None, Ellipsis)) or (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "slice")
 
 
 def _batched_index(idx):
