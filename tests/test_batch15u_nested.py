@@ -8,6 +8,7 @@ import pytest
 
 import secant
 import secant.numpy as snp
+from secant import lax
 
 XS = np.random.default_rng(8).normal(size=(3, 2, 4, 5))
 
@@ -158,3 +159,74 @@ def test_vmap_of_hessian_through_solve_in_a_custom_jvp_rule(x64):
         for i in range(3):
             grad_i = lambda v, i=i: _central(f, v, 1e-5)[i]
             np.testing.assert_allclose(hw[i], _central(grad_i, w, 1e-4), rtol=1e-5, atol=1e-6)
+
+
+# --- a loop's carry that is a list, read by an index per iteration (vmap asks when it runs) ---
+def _scan_list_carry(x):
+    c, _ = lax.scan(lambda c, t: ([c[0] * 0.5 + snp.sin(c[1]), c[1] + t], None),
+                    [x, x * 0.5], snp.arange(3.0))
+    out = 0.0
+    for i in range(2):
+        out = out + snp.sum(c[i] ** 2)
+    return out
+
+
+def _scan_list_carry_np(x):
+    c = [x, x * 0.5]
+    for t in range(3):
+        c = [c[0] * 0.5 + np.sin(c[1]), c[1] + t]
+    return sum(np.sum(ci ** 2) for ci in c)
+
+
+def _list_rebuilt(ws, x):
+    """deep15r loop_list_rebuilt: staged, its reverse pass carries the list through
+    fori_loop_with_carries (a scan under jacfwd), then reads `vs[i]`"""
+    vs = list(ws)
+    for _ in range(2):
+        vs = [snp.sin(v) + 0.1 * vs[0] for v in vs]
+    return sum(snp.sum((x @ v) ** 2) for v in vs)
+
+
+def _list_rebuilt_np(ws, x):
+    vs = list(ws)
+    for _ in range(2):
+        vs = [np.sin(v) + 0.1 * vs[0] for v in vs]
+    return sum(np.sum((x @ v) ** 2) for v in vs)
+
+
+X43 = np.random.default_rng(0).normal(size=(4, 3))
+
+
+def _list_rebuilt_at_x(ws):
+    return _list_rebuilt(ws, X43)        # (its derivative a callee's, as deep15r's harness)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_scan_list_carry_read_by_index_under_vmap(x64, jit):
+    """`c[i]` of lax.scan's list carry was `c[batch_index(i)]` (TypeError: list indices)"""
+    wrap = secant.jit if jit else (lambda f: f)
+    got = wrap(secant.vmap(_scan_list_carry))(X43)
+    np.testing.assert_allclose(np.asarray(got), [_scan_list_carry_np(x) for x in X43],
+                               rtol=1e-13)
+    got = wrap(secant.vmap(secant.grad(_scan_list_carry)))(X43)
+    np.testing.assert_allclose(np.asarray(got), [_central(_scan_list_carry_np, x) for x in X43],
+                               rtol=1e-7, atol=1e-8)
+
+
+def test_list_rebuilt_in_a_loop_under_jit_vmap_grad_and_jacfwd_grad(x64):
+    rng = np.random.default_rng(1)
+    ws = [rng.normal(size=(4, 3)), rng.normal(size=(4, 3))]    # 4 examples of [a, b]
+    got = secant.jit(secant.vmap(secant.grad(_list_rebuilt_at_x)))(ws)
+    for k in range(4):
+        for j in range(2):
+            def f(v, k=k, j=j):
+                items = [ws[0][k], ws[1][k]]
+                items[j] = v
+                return _list_rebuilt_np(items, X43)
+            np.testing.assert_allclose(np.asarray(got[j][k]), _central(f, ws[j][k]),
+                                       rtol=1e-6, atol=1e-7)
+    b = ws[1][0]
+    hess = secant.jit(secant.jacfwd(secant.grad(_list_rebuilt_at_x)))([ws[0][0], b])[1][1]
+    grad_np = lambda v: _central(lambda u: _list_rebuilt_np([ws[0][0], u], X43), v, 1e-5)
+    want = np.array([_central(lambda v, i=i: grad_np(v)[i], b, 1e-4) for i in range(3)])
+    np.testing.assert_allclose(np.asarray(hess), want, rtol=1e-5, atol=1e-5)
