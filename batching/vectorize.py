@@ -536,6 +536,9 @@ class BatchBuilder(Walker):
             return self.render(op), True
         if name == "field" and _is_int(op.statics["key"]):
             # c[0]: a field of a batched tuple, or an element of each example of an array
+            tree = op.operands["tree"]      # (a field of a loop's carry: maybe a list too)
+            if isinstance(tree, ir.Var) and tree.name in self.call_results:
+                self.call_results.update(op.targets)
             return f"item_of({_src(op.operands['tree'])}, {op.statics['key']})", True
         if name in ("field", "attribute", "getattr"):
             tree = op.operands.get("tree")      # cols["a"] of such a tree: maybe a list too
@@ -578,6 +581,11 @@ class BatchBuilder(Walker):
         """a[:, o], a.at[:, o].get() / .add(v) ... with o per example: the index parts_index
         builds from the parts (batching/helpers.py), one gather or scatter for the batch."""
         a, parts = op.operands["a"], op.operands["idx"].items
+        if op.op == "getitem" and _src(a) == "index_exp" and not self.is_batched(a):
+            # a derivative's index as a value, index_exp[:, i] with i per example: the batched
+            # tuple of its parts (every leaf batched; a slice is one for all examples)
+            return "(" + "".join(f"{_src(p) if _is_static_part(p) else self.batched_src(p)}, "
+                                 for p in parts) + ")"
         flags = tuple(self.is_batched(p) for p in parts)
         parts = f"({', '.join(_src(p) for p in parts)}{',' if len(parts) == 1 else ''})"
         if op.op in ("getitem", "at_get"):
@@ -897,6 +905,7 @@ class BatchBuilder(Walker):
         self.emit_batched(f"{targets} = {call}")
         if batched:
             self.batched.update(op.targets)
+            self.call_results.update(op.targets)    # (a carry: maybe a list, as a call's)
 
     def cf_cond(self, op):
         operands = list(op.operands["operands"].items)
@@ -1010,6 +1019,7 @@ class BatchBuilder(Walker):
         else:
             self.emit(f"{op.targets[0]} = ({out}, batch_first({carries_t}))")
         self.batched.update(op.targets)
+        self.call_results.update(op.targets)    # (a carry: maybe a list, as a call's)
 
     def while_by_leaves(self, op):
         """A lax.while_loop whose carry is a tuple, batched leaf by leaf as JAX does (to a
@@ -1132,8 +1142,10 @@ class BatchBuilder(Walker):
             if y_b:
                 self.emit(f"{ys} = batch_first({ys_t})")
                 self.batched.add(ys)
+                self.call_results.add(ys)       # (maybe a list, as a call's output)
             if carry_b:
                 self.batched.add(carry)
+                self.call_results.add(carry)
             return
         out = op.targets[0]
         if not y_b:
@@ -1143,6 +1155,7 @@ class BatchBuilder(Walker):
         self.emit_batched(f"{pair} = {call}")
         self.emit(f"{out} = ({pair}[0], batch_first({pair}[1]))")
         self.batched.add(out)
+        self.call_results.add(out)
 
     def cf_map(self, op):
         extra, closed_pos = self._extra(op, 1)
@@ -1438,6 +1451,18 @@ def _shift_axis(src, kind, main, op=None):
         shifted = tuple(v + 1 for v in value)
         return repr(shifted)
     return f"{helper}({src}, {main})"
+
+
+def _is_static_part(part):
+    """An index part written as a slice, None or Ellipsis (no batch axis to give it)."""
+    if not isinstance(part, ir.Expr):
+        return False
+    try:
+        node = ast.parse(_src(part), mode="eval").body
+    except SyntaxError:
+        return False
+    return (isinstance(node, ast.Constant) and node.value in (None, Ellipsis)) or (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "slice")
 
 
 def _batched_index(idx):

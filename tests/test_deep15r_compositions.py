@@ -39,15 +39,6 @@ _WHY = [      # (program, its compositions that differ from JAX, why)
     ("isinst_dict_values", ("jit_vmap_grad", "jit_jacfwd_grad"), ("R: staged, the inner "
      "`for u in v` loop's variable u (assigned each iteration) is refused: 'its value after "
      "the loop is differentiated'")),
-    ("cjvp_logdet_helper", ("vmap_hessian",), ("R: vmap of hessian of a custom_jvp whose rule "
-     "calls jnp.linalg.solve: its row permutation's take_along_axis cotangent (update_batched) "
-     "reads `a[batch_index(idx)]`, and batch_index, a batching helper, is itself vmapped by "
-     "the outer vmap (UnsupportedError), as parts_index under vmap of vmap "
-     "(test_gaps15t_compositions test_item_at_argmin_under_vmap_of_vmap)")),
-    ("loop_list_rebuilt", ("jit_vmap_grad", "jit_jacfwd_grad"), ("E: staged, the reverse "
-     "pass of a Python loop rebuilding a list (`vs = [f(v) for v in vs]` twice) becomes "
-     "fori_loop_with_carries under vmap, whose list carry is then read as a batched array "
-     "(`vs_1[batch_index(i)]`: TypeError 'list indices must be integers or slices')")),
 ]
 # (program, composition) -> why it does not match JAX today; strict: a fix removes its entry
 KNOWN = {(name, c): why for name, cs, why in _WHY for c in cs}
