@@ -757,8 +757,8 @@ def update_batched_outer(a, idx, values, method, values_batched, mode, n, a_oute
         if values_batched or values_outer else values
     items = idx if isinstance(idx, tuple) else (idx,)
     if idx_outer:       # (every leaf batched: an int item is an array of n ints)
-        parts = tuple(p if _static_part(p) else _merge_two_axes(_outer_and_inner(p, False, True, size, n))
-                      for p in items)
+        parts = tuple(p if _static_part(p) else
+                      _merge_two_axes(_outer_and_inner(p, False, True, size, n)) for p in items)
         flags = tuple(hasattr(p, "shape") for p in parts)
     merged = values_batched or values_outer
     flat = _merge_two_axes(a)

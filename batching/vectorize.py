@@ -11,6 +11,7 @@ batched functions of its branches or body (a batched predicate becomes a select,
 condition a loop while any example continues).
 """
 import ast
+import copy
 import inspect
 
 import re
@@ -366,6 +367,7 @@ class BatchBuilder(Walker):
                              for n in _var_names(o)})
         if op.op in CONTROL_FLOW:
             return getattr(self, "cf_" + op.op)(op)
+        op = self.static_bounds_read(op)
         if op.op == "call":
             return self.call(op)
         batched = [p for p, o in op.operands.items() if self.is_batched(o)]
@@ -382,6 +384,32 @@ class BatchBuilder(Walker):
             rank = self.out_rank(op, batched)
             if len(op.targets) == 1:    # unknown: the result is its own base, so what is
                 self.ranks[op.targets[0]] = rank or (op.targets[0], 0)  # derived from it aligns
+
+    def static_bounds_read(self, op):
+        """`op` with each batched name its written-out index reads (`x[lo:lo + 2]`, lo an item
+        of a batched list of (int, array) pairs; a derivative's `index_exp[lo:lo + 2]` passed
+        on) read as example_scalar(lo): the Python int it broadcasts where it is one
+        (note_broadcast_int: JAX keeps it an int), else as it is (a bound that differs per
+        example is refused when the index runs, as before)."""
+        statics = {"idx": _bounds_read(op.statics["idx"], self.batched, True)} \
+            if "idx" in op.statics else {}
+        operands = {k: ir.Expr(_bounds_read(o.src, self.batched, False))
+                    for k, o in op.operands.items() if isinstance(o, ir.Expr) and ":" in o.src}
+        statics = {k: v for k, v in statics.items() if v != op.statics[k]}
+        operands = {k: v for k, v in operands.items() if v != op.operands[k]}
+        if not statics and not operands:
+            return op
+        read = copy.copy(op)        # (its marks too: rows, container)
+        read.statics = {**op.statics, **statics}
+        read.operands = {**op.operands, **operands}
+        return read
+
+    def plain(self, s):
+        """A statement kept as written; a slice bound in it that reads a batched name (`t =
+        x_dot[:, lo:lo + 2]` of a tangent no vmap batches) read as static_bounds_read reads
+        an op's."""
+        code = _bounds_read(s.code, self.batched, False) if ":" in s.code else s.code
+        self.emit_batched(code, s.code)
 
     def covers(self, operand, other):
         """Whether operand's shape per example provably includes other's (transformer/shapes.py):
@@ -1463,6 +1491,49 @@ def _is_static_part(part):
         return False
     return (isinstance(node, ast.Constant) and node.value in (None, Ellipsis)) or (
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "slice")
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def _bounds_read(src, batched, index):
+    """`src` (an index when `index`, else an expression or a statement) with each batched name
+    that an index or a slice's bound in it reads wrapped as example_scalar(name) (BatchBuilder.
+    static_bounds_read); `src` itself where it has none."""
+    if not set(_NAME.findall(src)) & batched:
+        return src
+    try:
+        tree = ast.parse(f"_[{src}]" if index else src)
+    except SyntaxError:
+        return src
+    read = _BoundsRead(batched)
+    if index:
+        tree.body[0].value.slice = read.visit(tree.body[0].value.slice)
+    else:
+        for n in [n for n in ast.walk(tree) if isinstance(n, ast.Slice)]:
+            read.visit(n)       # (its bounds replaced in place)
+    if not read.hit:
+        return src
+    out = ast.unparse(tree)
+    return out[len("_["):-1] if index else out
+
+
+class _BoundsRead(ast.NodeTransformer):
+    """Each batched name read as example_scalar(name) (_bounds_read)."""
+
+    def __init__(self, batched):
+        self.batched, self.hit = batched, False
+
+    def visit_Call(self, n):    # (one read already: an enclosing vmap's own)
+        if isinstance(n.func, ast.Name) and n.func.id == "example_scalar":
+            return n
+        return self.generic_visit(n)
+
+    def visit_Name(self, n):
+        if n.id not in self.batched or not isinstance(n.ctx, ast.Load):
+            return n
+        self.hit = True
+        return ast.Call(ast.Name("example_scalar", ast.Load()), [n], [])
 
 
 def _batched_index(idx):

@@ -230,3 +230,61 @@ def test_list_rebuilt_in_a_loop_under_jit_vmap_grad_and_jacfwd_grad(x64):
     grad_np = lambda v: _central(lambda u: _list_rebuilt_np([ws[0][0], u], X43), v, 1e-5)
     want = np.array([_central(lambda v, i=i: grad_np(v)[i], b, 1e-4) for i in range(3)])
     np.testing.assert_allclose(np.asarray(hess), want, rtol=1e-5, atol=1e-5)
+
+
+# batch15v: an int item of a batched list of (int, array) pairs read as a slice bound: the
+# list is batched as a whole (its ints broadcast and noted, note_broadcast_int); the bound
+# reads the int back (example_scalar), as JAX keeps it a Python int
+def _zipped_bounds(x):
+    parts = [x[:2], x[2:4]]
+    starts = [0, 2]
+    items = list(zip(starts, parts))
+    out = 0.0
+    for lo, p in items:
+        out = out + snp.sum(snp.sin(x[lo:lo + 2]) * p)
+    return out
+
+
+def _zipped_bounds_np(x):
+    return sum(np.sum(np.sin(x[lo:lo + 2]) * x[lo:lo + 2]) for lo in (0, 2))
+
+
+X4 = np.random.default_rng(3).normal(size=(3, 4))
+
+
+@pytest.mark.parametrize("how", ["vmap", "jit_vmap", "vmap_vmap"])
+def test_int_items_of_a_batched_list_as_slice_bounds(x64, how):
+    if how == "vmap_vmap":
+        xs = np.stack([X4, 0.5 * X4[::-1]])
+        got = secant.vmap(secant.vmap(_zipped_bounds))(xs)
+        want = [[_zipped_bounds_np(x) for x in b] for b in xs]
+    else:
+        fn = secant.vmap(_zipped_bounds)
+        got = (secant.jit(fn) if how == "jit_vmap" else fn)(X4)
+        want = [_zipped_bounds_np(x) for x in X4]
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13)
+
+
+def test_int_items_of_a_batched_list_as_slice_bounds_under_derivatives(x64):
+    """the reverse pass's `index_exp[lo:lo + 2]` and hessian's tangent `x_dot[:, lo:lo + 2]`
+    (a statement kept as written: no vmap batches the basis) read the int back too"""
+    got = secant.vmap(secant.grad(_zipped_bounds))(X4)
+    np.testing.assert_allclose(np.asarray(got), [_central(_zipped_bounds_np, x) for x in X4],
+                               rtol=1e-7, atol=1e-8)
+    got = secant.vmap(secant.hessian(_zipped_bounds))(X4)
+    want = [np.diag(2 * np.cos(x) - x * np.sin(x)) for x in X4]    # d2/dx2 x sin x
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-14)
+    got = secant.grad(lambda xs: snp.sum(secant.vmap(_zipped_bounds)(xs)))(X4)
+    np.testing.assert_allclose(np.asarray(got), _central(
+        lambda xs: sum(_zipped_bounds_np(x) for x in xs), X4), rtol=1e-7, atol=1e-8)
+
+
+def _argmax_bound(x):
+    lo = snp.argmax(x)
+    return snp.sum(x[lo:lo + 2])
+
+
+def test_a_slice_bound_per_example_is_still_refused():
+    """a bound that differs per example (no noted int to read back) is refused, as JAX's"""
+    with pytest.raises(secant.SecantError, match="slice bounds"):
+        secant.vmap(_argmax_bound)(X4)
