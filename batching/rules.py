@@ -250,8 +250,10 @@ HELPERS = {
                      "{arg1_batched})",
     "add_n_grad": "add_n_grad_batched({arg0}, {arg1}, {arg0_batched}, {arg1_batched}, {size})",
     "split_at": "split_at({arg0}, {arg1})",
-    "unmerge": "unmerge({arg0}, {arg1}, {arg2})",
-    "unmerge_grad": "unmerge_grad({arg0}, {arg1}, {arg2}, {arg3})",
+    # (the zeros at the replaced keys are x's, at g's: with the batch axis the result has, as
+    # every leaf of a batched container does, where x or g is one no vmap batches)
+    "unmerge": "unmerge({arg0_b}, {arg1_b}, {arg2})",
+    "unmerge_grad": "unmerge_grad({arg0_b}, {arg1_b}, {arg2}, {arg3})",
     "pick": "pick({arg0}, {arg1})",
     "fields_of": "fields_of_batched({arg0}, {arg1}, {size}, {arg0_batched})",
 }

@@ -409,6 +409,8 @@ class BatchBuilder(Walker):
         x_dot[:, lo:lo + 2]` of a tangent no vmap batches) read as static_bounds_read reads
         an op's."""
         code = _bounds_read(s.code, self.batched, False) if ":" in s.code else s.code
+        if code == s.code:
+            return super().plain(s)
         self.emit_batched(code, s.code)
 
     def covers(self, operand, other):

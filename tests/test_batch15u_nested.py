@@ -288,3 +288,48 @@ def test_a_slice_bound_per_example_is_still_refused():
     """a bound that differs per example (no noted int to read back) is refused, as JAX's"""
     with pytest.raises(secant.SecantError, match="slice bounds"):
         secant.vmap(_argmax_bound)(X4)
+
+
+# batch15v: the cotangent of a dict merge's replaced key (unmerge's zeros, of x's leaf) under
+# two vmaps: its batching rule broadcasts x (and g) where no vmap batches it, so the zeros have
+# the batch axis every leaf of the batched result has (a scalar leaf's cotangent kept only the
+# outer vmap's axis: ShapeError in jacrev's rows, deep15r dm_or_operator vmap_hessian)
+_DEFAULTS = {"scale": 1.5, "shift": -0.2}
+
+
+def _merged(params, x):
+    p = _DEFAULTS | params
+    for k in sorted(p):
+        if k != "w":
+            p |= {k: p[k] * 1.1}
+    return snp.sum(snp.sin(x @ p["w"]) * p["scale"]) + p["shift"] ** 2
+
+
+def _merged_hessian_np(w, scale, x):
+    """d2/d(w, scale)2 of sum(sin(x @ w)) * 1.1 scale + const, in closed form"""
+    s, c = np.sin(x @ w), np.cos(x @ w)
+    return {"w": {"w": -1.1 * scale * (x.T * s) @ x, "scale": 1.1 * x.T @ c},
+            "scale": {"w": 1.1 * x.T @ c, "scale": 0.0}}
+
+
+XM = np.random.default_rng(4).normal(size=(4, 3))
+PM = {"w": np.random.default_rng(5).normal(size=(3, 3)), "scale": np.array([0.7, -0.4, 1.2])}
+
+
+def test_vmap_of_hessian_through_a_dict_merge_in_a_loop(x64):
+    got = secant.vmap(secant.hessian(lambda p: _merged(p, XM)))(PM)
+    for i in range(3):
+        want = _merged_hessian_np(PM["w"][i], PM["scale"][i], XM)
+        for a in want:
+            for b in want[a]:
+                np.testing.assert_allclose(np.asarray(got[a][b][i]), want[a][b], rtol=1e-12,
+                                           atol=1e-14)
+    # and the first derivative under vmap of jacrev against central differences
+    rows = secant.vmap(secant.jacrev(lambda p: _merged(p, XM)))(PM)
+    for i in range(3):
+        w, scale = PM["w"][i], PM["scale"][i]
+        f_np = lambda w, scale: np.sum(np.sin(XM @ w)) * 1.1 * scale + (0.22) ** 2
+        np.testing.assert_allclose(np.asarray(rows["w"][i]),
+                                   _central(lambda v: f_np(v, scale), w), rtol=1e-7)
+        np.testing.assert_allclose(float(rows["scale"][i]), (f_np(w, scale + 1e-6) - f_np(
+            w, scale - 1e-6)) / 2e-6, rtol=1e-7)

@@ -29,13 +29,6 @@ _WHY = [      # (program, its compositions that differ from JAX, why)
     ("cf_while_tuple_carry", _ALL, ("secant differentiates lax.while_loop in reverse mode, where "
      "JAX raises ValueError (the project's choice, as in the sixth battery); the oracle has no "
      "value to compare with: a forward-mode-only JAX reference would let these pass")),
-    ("dm_or_operator", ("vmap_hessian",), ("R: vmap of hessian of `DEFAULTS | params` then "
-     "`p |= {k: ...}` in a loop: ShapeError in rows_as's batched jvp. Diagnosed (gaps15t): "
-     "jacrev's rows of the scalar leaf `scale` come as (3, 4, 3), not (3, 4, 1): under the "
-     "outer vmap (3 examples) of jacfwd's vmap (4 columns) of the reverse pass, scale's "
-     "cotangent keeps a batch axis of 3 as an axis of its own, so one example's cotangent of "
-     "a scalar has shape (3,) (an unbroadcast or dict merge's cotangent read per example in "
-     "the inner vmap's code and batched by the outer one; not found yet)")),
     ("isinst_dict_values", ("jit_vmap_grad", "jit_jacfwd_grad"), ("R: staged, the inner "
      "`for u in v` loop's variable u (assigned each iteration) is refused: 'its value after "
      "the loop is differentiated'")),
