@@ -328,8 +328,11 @@ def test_vmap_of_hessian_through_a_dict_merge_in_a_loop(x64):
     rows = secant.vmap(secant.jacrev(lambda p: _merged(p, XM)))(PM)
     for i in range(3):
         w, scale = PM["w"][i], PM["scale"][i]
-        f_np = lambda w, scale: np.sum(np.sin(XM @ w)) * 1.1 * scale + (0.22) ** 2
         np.testing.assert_allclose(np.asarray(rows["w"][i]),
-                                   _central(lambda v: f_np(v, scale), w), rtol=1e-7)
-        np.testing.assert_allclose(float(rows["scale"][i]), (f_np(w, scale + 1e-6) - f_np(
-            w, scale - 1e-6)) / 2e-6, rtol=1e-7)
+                                   _central(lambda v, s=scale: _merged_np(v, s), w), rtol=1e-7)
+        np.testing.assert_allclose(float(rows["scale"][i]), (_merged_np(w, scale + 1e-6) -
+                                   _merged_np(w, scale - 1e-6)) / 2e-6, rtol=1e-7)
+
+
+def _merged_np(w, scale):
+    return np.sum(np.sin(XM @ w)) * 1.1 * scale + 0.22 ** 2
