@@ -274,6 +274,9 @@ def test_int_items_of_a_batched_list_as_slice_bounds_under_derivatives(x64):
     got = secant.vmap(secant.hessian(_zipped_bounds))(X4)
     want = [np.diag(2 * np.cos(x) - x * np.sin(x)) for x in X4]    # d2/dx2 x sin x
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-14)
+    xs = np.stack([X4, X4[::-1] * 0.5])
+    got = secant.vmap(secant.vmap(secant.grad(_zipped_bounds)))(xs)
+    np.testing.assert_allclose(np.asarray(got), np.cos(xs) * xs + np.sin(xs), rtol=1e-13)
     got = secant.grad(lambda xs: snp.sum(secant.vmap(_zipped_bounds)(xs)))(X4)
     np.testing.assert_allclose(np.asarray(got), _central(
         lambda xs: sum(_zipped_bounds_np(x) for x in xs), X4), rtol=1e-7, atol=1e-8)
