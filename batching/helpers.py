@@ -43,7 +43,9 @@ def batch_size_of(*trees, axis=0, default=None):
     axes = axis if isinstance(axis, tuple) else (axis,) * len(trees)
     for tree, ax in zip(trees, axes):
         leaves = [v for v in _method_leaves(tree)             # (a function passed as a static
-                  if hasattr(v, "shape") or not callable(v)]   # argument: one for all, no axis)
+                  if hasattr(v, "shape") or not (callable(v) or isinstance(v, slice)  # argument,
+                                                 or v is Ellipsis)]   # an index's slice: one
+                                                                      # for all, no axis)
         if not leaves:
             continue
         shape = getattr(leaves[0], "shape", None)       # (a BatchedUnbound placeholder's too)
@@ -107,8 +109,8 @@ def _broadcast_leaf(leaf, n):
                                                         # method): its object broadcast
     if callable(leaf) and not hasattr(leaf, "shape"):   # a function passed as a static
         return leaf                                     # argument (odeint's func): one for all
-    if isinstance(leaf, (str, bytes)):      # a name beside batched values, ("a", x): static,
-        return leaf                         # one for all examples (no array holds it)
+    if isinstance(leaf, (str, bytes, slice)) or leaf is Ellipsis:     # a name beside batched
+        return leaf     # values, ("a", x), or an index's slice: static, one for all examples
     if n is None:
         raise _no_batch_size()
     if is_float0(leaf):
@@ -448,6 +450,9 @@ def take_per_example(a, i, mode=None, fill_value=None):
     """a[i] (a.at[i].get(mode=...)) for each example: batched a read at batched integer indices
     i, or at a tuple of them (one per axis, every item batched, as a batched tuple is)."""
     n = np.shape(a)[0]
+    if _mixed_index(i):
+        return a.at[parts_index(i, _index_flags(i), np.shape(a))].get(mode=mode,
+                                                                       fill_value=fill_value)
     if isinstance(i, tuple):
         rows = snp.reshape(snp.arange(n), (n,) + (1,) * (_index_rank(i) - 1))
         index = (rows,) + i
@@ -457,14 +462,37 @@ def take_per_example(a, i, mode=None, fill_value=None):
     return a.at[index].get(mode=mode, fill_value=fill_value)
 
 
+@structural
+def _static_part(p):
+    """An index part with no batch axis to give it: a slice, None or Ellipsis."""
+    return p is None or p is Ellipsis or isinstance(p, slice)
+
+
+@structural
+def _mixed_index(i):
+    """Whether a batched tuple index holds slices, None or Ellipsis beside its integer arrays
+    (`(slice(None),) + idx`, batch_index's, batched again: parts_index reads it)."""
+    return isinstance(i, tuple) and any(_static_part(p) for p in i) and \
+        any(hasattr(p, "shape") for p in i)
+
+
+@structural
+def _index_flags(i):
+    """Which items of a batched tuple index carry the batch axis (its arrays: every leaf)."""
+    return tuple(hasattr(p, "shape") for p in i)
+
+
 @shape_only
-def parts_index(parts, batched, shape, a_batched=True):
+def parts_index(parts, batched, shape, a_batched=True, outer=0):
     """The index that reads one example's index tuple `parts` for every example at once, where
     `parts` mixes integer arrays that are batched (flags in `batched`) with slices, ints, None,
     Ellipsis and unbatched integer arrays (`a[:, o]` with o per example): every part becomes
     an integer array whose axes sit where NumPy puts them in one example's result (the indexed
     parts broadcast together, in place when adjacent, else first), behind the batch axis.
-    `shape`: the indexed array's (its batch axis first when a_batched)."""
+    `shape`: the indexed array's (its batch axis first when a_batched). Under `outer` enclosing
+    vmaps (its rule, batching/rules.py HELPERS) every integer part has those batch axes in
+    front as well, and so has the index (of size 1 where no part varies along one): one
+    index per outer example, stacked, which take_per_example reads."""
     rank = len(shape) - int(a_batched)
     given = sum(1 for p in parts if p is not None and p is not Ellipsis)
     if given > rank:
@@ -472,7 +500,9 @@ def parts_index(parts, batched, shape, a_batched=True):
                                f"{where()}")
     full, flags = [], []
     for p, b in zip(parts, batched):
-        if isinstance(p, (list, tuple, int, np.integer)):
+        if outer:
+            p = _outer_part(p, outer)
+        elif isinstance(p, (list, tuple, int, np.integer)):
             p = np.asarray(p)           # ([0, 2], o): an index array of Python ints
         if p is Ellipsis:
             full += [slice(None)] * (rank - given)
@@ -488,15 +518,16 @@ def parts_index(parts, batched, shape, a_batched=True):
         if np.issubdtype(full[k].dtype, np.bool_):
             raise UnsupportedError("a boolean mask in an index with a batched integer array "
                                    f"is not supported under vmap{where()}")
-    dims = [np.shape(full[k])[1:] if flags[k] else np.shape(full[k]) for k in taken]
+    dims = [np.shape(full[k])[outer + int(flags[k]):] for k in taken]
     block = np.broadcast_shapes(*dims)
+    ones = (1,) * outer         # (the outer axes of the index items that vary along none)
     adjacent = taken == list(range(taken[0], taken[-1] + 1))
     start = sum(1 for p in full[:taken[0]] if p is None or isinstance(p, slice)) \
         if adjacent else 0
     out_rank = len(block) + sum(1 for p in full if p is None or isinstance(p, slice))
     index = []
     if a_batched:
-        index.append(snp.reshape(snp.arange(shape[0]), (shape[0],) + (1,) * out_rank))
+        index.append(snp.reshape(snp.arange(shape[0]), ones + (shape[0],) + (1,) * out_rank))
     pos = 0 if adjacent else len(block)     # the next slice's (or None's) axis in the result
     axis = int(a_batched)                   # the next axis of the indexed array
     for k, p in enumerate(full):
@@ -506,17 +537,31 @@ def parts_index(parts, batched, shape, a_batched=True):
             pos += 1
         elif isinstance(p, slice):
             items = np.arange(shape[axis])[p]
-            index.append(np.reshape(items, (1,) * (1 + pos) + (len(items),)
+            index.append(np.reshape(items, ones + (1,) * (1 + pos) + (len(items),)
                                     + (1,) * (out_rank - pos - 1)))
             pos += 1
             axis += 1
         else:
             d = dims[taken.index(k)]
-            lead = (np.shape(p)[0],) if flags[k] else (1,)
+            lead = np.shape(p)[:outer + 1] if flags[k] else np.shape(p)[:outer] + (1,)
             index.append(snp.reshape(p, lead + (1,) * (start + len(block) - len(d)) + d
                                      + (1,) * (out_rank - start - len(block))))
             axis += 1
     return tuple(index)
+
+
+@shape_only
+def _outer_part(p, outer):
+    """An index part of parts_index under `outer` enclosing vmaps: an integer array with those
+    batch axes in front (a list of them, [0, i] with i batched, stacked past them); slices,
+    None and Ellipsis as they are."""
+    if _static_part(p):
+        return p
+    if isinstance(p, (list, tuple)):
+        return snp.stack([_outer_part(q, outer) for q in p], axis=outer)
+    if isinstance(p, (int, np.integer)):
+        return np.reshape(p, (1,) * outer)
+    return snp.asarray(p)
 
 
 def _at_method(a, index, values, method, mode=None):
@@ -538,6 +583,9 @@ def update_per_example(a, i, values, method, size, a_batched=True, values_batche
                        mode=None):
     """a.at[i].<method>(values, mode=...) for each example, i a batched integer index (or a
     batched tuple of them): each example updates its own row of a (broadcast if unbatched)."""
+    if _mixed_index(i):
+        return update_parts_per_example(a, i, _index_flags(i), values, method, size, a_batched,
+                                        values_batched, mode)
     a = broadcast_batch(a, size) if not a_batched else snp.asarray(a)
     index = _per_example_index(i, size)
     if values_batched:      # per example: the indexed shape, then a's axes not indexed
@@ -621,7 +669,9 @@ def update_per_example_batched(a, i, values, method, size, a_batched, values_bat
     a = _outer_and_inner(a, a_batched, a_outer, size, n)
     values = _outer_and_inner(values, values_batched, values_outer, size, n)
     items = i if isinstance(i, tuple) else (i,)
-    flat = tuple(_merge_two_axes(_outer_and_inner(k, True, i_outer, size, n)) for k in items)
+    flat = tuple(k if _static_part(k) else _merge_two_axes(_outer_and_inner(k, True, i_outer,
+                                                                           size, n))
+                 for k in items)        # (a slice of a mixed index: one for all examples)
     out = update_per_example(_merge_two_axes(a), flat if isinstance(i, tuple) else flat[0],
                              _merge_two_axes(values), method, n * size)
     return snp.reshape(out, (n, size) + np.shape(out)[1:])
@@ -695,6 +745,32 @@ def update_batched(a, idx, values, method, values_batched=True, mode=None):
     return _at_method(a, index, values, method, mode=mode)
 
 
+def update_batched_outer(a, idx, values, method, values_batched, mode, n, a_outer, idx_outer,
+                         values_outer):
+    """update_batched under an enclosing vmap of n examples (`*_outer`: the arguments it
+    batches, their axis in front of the inner one): the two batch axes merged into one of
+    n * size examples, each updated at its own index (its outer example's: update_parts_per_
+    example), as its inner example's `a.at[idx]` is."""
+    a = _outer_and_inner(a, True, a_outer, 1, n)
+    size = np.shape(a)[1]
+    values = _outer_and_inner(values, values_batched, values_outer, size, n) \
+        if values_batched or values_outer else values
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if idx_outer:       # (every leaf batched: an int item is an array of n ints)
+        parts = tuple(p if _static_part(p) else
+                      _merge_two_axes(_outer_and_inner(p, False, True, size, n)) for p in items)
+        flags = tuple(hasattr(p, "shape") for p in parts)
+    merged = values_batched or values_outer
+    flat = _merge_two_axes(a)
+    values = _merge_two_axes(values) if merged else values
+    if idx_outer and any(flags):
+        out = update_parts_per_example(flat, parts, flags, values, method, n * size,
+                                       values_batched=merged, mode=mode)
+    else:
+        out = update_batched(flat, idx, values, method, merged, mode=mode)
+    return snp.reshape(out, (n, size) + np.shape(out)[1:])
+
+
 def select_batched(pred, on_true, on_false):
     """For each example, on_true's value (any pytree) where its pred is true, else on_false's:
     lax.cond with a batched predicate."""
@@ -757,7 +833,7 @@ NAMES = ("batch_size_of", "broadcast_batch", "example_size", "example_len", "ali
          "tensordot_batched", "dot_general_batched", "batch_index", "take_per_example",
          "parts_index", "update_parts_per_example", "take_per_example_at",
          "dynamic_slice_per_example", "dynamic_update_slice_per_example",
-         "pad_batched", "update_batched",
+         "pad_batched", "update_batched", "update_batched_outer",
          "select_batched", "choose_batched", "any_example")
 
 

@@ -220,6 +220,11 @@ HELPERS = {
     "item_of": "item_of({arg0}, {arg1}, {arg2_next})",     # one more batch axis in front
     "stack_examples": "stack_examples({arg0}, {arg1_next}, {arg2_next})",
     "index_examples": "index_examples({arg0}, {arg1}, {arg2_next})",
+    # a batched index's parts (index_parts) under one more vmap: their outer axis in front
+    "parts_index": "parts_index({arg0}, {arg1}, {arg2}, {arg3}, {arg4_next})",
+    "batch_index": "batch_index({arg0})",   # (slice(None),) + idx: its items batched, as they are
+    "update_batched": "update_batched_outer({arg0}, {arg1}, {arg2}, {arg3}, {arg4}, {arg5}, "
+                      "{size}, {arg0_batched}, {arg1_batched}, {arg2_batched})",
     "custom_vmap_outputs": "custom_vmap_outputs({arg0}, {arg1}, {arg2}, {arg3}, {arg4_next})",
     # custom rules' results checked (ad/custom_checks.py): every argument with its batch axis,
     # so that the shapes compared are the whole batch's
@@ -245,8 +250,10 @@ HELPERS = {
                      "{arg1_batched})",
     "add_n_grad": "add_n_grad_batched({arg0}, {arg1}, {arg0_batched}, {arg1_batched}, {size})",
     "split_at": "split_at({arg0}, {arg1})",
-    "unmerge": "unmerge({arg0}, {arg1}, {arg2})",
-    "unmerge_grad": "unmerge_grad({arg0}, {arg1}, {arg2}, {arg3})",
+    # (the zeros at the replaced keys are x's, at g's: with the batch axis the result has, as
+    # every leaf of a batched container does, where x or g is one no vmap batches)
+    "unmerge": "unmerge({arg0_b}, {arg1_b}, {arg2})",
+    "unmerge_grad": "unmerge_grad({arg0_b}, {arg1_b}, {arg2}, {arg3})",
     "pick": "pick({arg0}, {arg1})",
     "fields_of": "fields_of_batched({arg0}, {arg1}, {size}, {arg0_batched})",
 }

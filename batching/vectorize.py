@@ -11,6 +11,7 @@ batched functions of its branches or body (a batched predicate becomes a select,
 condition a loop while any example continues).
 """
 import ast
+import copy
 import inspect
 
 import re
@@ -366,6 +367,7 @@ class BatchBuilder(Walker):
                              for n in _var_names(o)})
         if op.op in CONTROL_FLOW:
             return getattr(self, "cf_" + op.op)(op)
+        op = self.static_bounds_read(op)
         if op.op == "call":
             return self.call(op)
         batched = [p for p, o in op.operands.items() if self.is_batched(o)]
@@ -382,6 +384,34 @@ class BatchBuilder(Walker):
             rank = self.out_rank(op, batched)
             if len(op.targets) == 1:    # unknown: the result is its own base, so what is
                 self.ranks[op.targets[0]] = rank or (op.targets[0], 0)  # derived from it aligns
+
+    def static_bounds_read(self, op):
+        """`op` with each batched name its written-out index reads (`x[lo:lo + 2]`, lo an item
+        of a batched list of (int, array) pairs; a derivative's `index_exp[lo:lo + 2]` passed
+        on) read as example_scalar(lo): the Python int it broadcasts where it is one
+        (note_broadcast_int: JAX keeps it an int), else as it is (a bound that differs per
+        example is refused when the index runs, as before)."""
+        statics = {"idx": _bounds_read(op.statics["idx"], self.batched, True)} \
+            if "idx" in op.statics else {}
+        operands = {k: ir.Expr(_bounds_read(o.src, self.batched, False))
+                    for k, o in op.operands.items() if isinstance(o, ir.Expr) and ":" in o.src}
+        statics = {k: v for k, v in statics.items() if v != op.statics[k]}
+        operands = {k: v for k, v in operands.items() if v != op.operands[k]}
+        if not statics and not operands:
+            return op
+        read = copy.copy(op)        # (its marks too: rows, container)
+        read.statics = {**op.statics, **statics}
+        read.operands = {**op.operands, **operands}
+        return read
+
+    def plain(self, s):
+        """A statement kept as written; a slice bound in it that reads a batched name (`t =
+        x_dot[:, lo:lo + 2]` of a tangent no vmap batches) read as static_bounds_read reads
+        an op's."""
+        code = _bounds_read(s.code, self.batched, False) if ":" in s.code else s.code
+        if code == s.code:
+            return super().plain(s)
+        self.emit_batched(code, s.code)
 
     def covers(self, operand, other):
         """Whether operand's shape per example provably includes other's (transformer/shapes.py):
@@ -536,6 +566,9 @@ class BatchBuilder(Walker):
             return self.render(op), True
         if name == "field" and _is_int(op.statics["key"]):
             # c[0]: a field of a batched tuple, or an element of each example of an array
+            tree = op.operands["tree"]      # (a field of a loop's carry: maybe a list too)
+            if isinstance(tree, ir.Var) and tree.name in self.call_results:
+                self.call_results.update(op.targets)
             return f"item_of({_src(op.operands['tree'])}, {op.statics['key']})", True
         if name in ("field", "attribute", "getattr"):
             tree = op.operands.get("tree")      # cols["a"] of such a tree: maybe a list too
@@ -578,6 +611,11 @@ class BatchBuilder(Walker):
         """a[:, o], a.at[:, o].get() / .add(v) ... with o per example: the index parts_index
         builds from the parts (batching/helpers.py), one gather or scatter for the batch."""
         a, parts = op.operands["a"], op.operands["idx"].items
+        if op.op == "getitem" and _src(a) == "index_exp" and not self.is_batched(a):
+            # a derivative's index as a value, index_exp[:, i] with i per example: the batched
+            # tuple of its parts (every leaf batched; a slice is one for all examples)
+            return "(" + "".join(f"{_src(p) if _is_static_part(p) else self.batched_src(p)}, "
+                                 for p in parts) + ")"
         flags = tuple(self.is_batched(p) for p in parts)
         parts = f"({', '.join(_src(p) for p in parts)}{',' if len(parts) == 1 else ''})"
         if op.op in ("getitem", "at_get"):
@@ -897,6 +935,7 @@ class BatchBuilder(Walker):
         self.emit_batched(f"{targets} = {call}")
         if batched:
             self.batched.update(op.targets)
+            self.call_results.update(op.targets)    # (a carry: maybe a list, as a call's)
 
     def cf_cond(self, op):
         operands = list(op.operands["operands"].items)
@@ -1010,6 +1049,7 @@ class BatchBuilder(Walker):
         else:
             self.emit(f"{op.targets[0]} = ({out}, batch_first({carries_t}))")
         self.batched.update(op.targets)
+        self.call_results.update(op.targets)    # (a carry: maybe a list, as a call's)
 
     def while_by_leaves(self, op):
         """A lax.while_loop whose carry is a tuple, batched leaf by leaf as JAX does (to a
@@ -1132,8 +1172,10 @@ class BatchBuilder(Walker):
             if y_b:
                 self.emit(f"{ys} = batch_first({ys_t})")
                 self.batched.add(ys)
+                self.call_results.add(ys)       # (maybe a list, as a call's output)
             if carry_b:
                 self.batched.add(carry)
+                self.call_results.add(carry)
             return
         out = op.targets[0]
         if not y_b:
@@ -1143,6 +1185,7 @@ class BatchBuilder(Walker):
         self.emit_batched(f"{pair} = {call}")
         self.emit(f"{out} = ({pair}[0], batch_first({pair}[1]))")
         self.batched.add(out)
+        self.call_results.add(out)
 
     def cf_map(self, op):
         extra, closed_pos = self._extra(op, 1)
@@ -1438,6 +1481,61 @@ def _shift_axis(src, kind, main, op=None):
         shifted = tuple(v + 1 for v in value)
         return repr(shifted)
     return f"{helper}({src}, {main})"
+
+
+def _is_static_part(part):
+    """An index part written as a slice, None or Ellipsis (no batch axis to give it)."""
+    if not isinstance(part, ir.Expr):
+        return False
+    try:
+        node = ast.parse(_src(part), mode="eval").body
+    except SyntaxError:
+        return False
+    return (isinstance(node, ast.Constant) and node.value in (None, Ellipsis)) or (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "slice")
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def _bounds_read(src, batched, index):
+    """`src` (an index when `index`, else an expression or a statement) with each batched name
+    that an index or a slice's bound in it reads wrapped as example_scalar(name) (BatchBuilder.
+    static_bounds_read); `src` itself where it has none."""
+    if not set(_NAME.findall(src)) & batched:
+        return src
+    try:
+        tree = ast.parse(f"_[{src}]" if index else src)
+    except SyntaxError:
+        return src
+    read = _BoundsRead(batched)
+    if index:
+        tree.body[0].value.slice = read.visit(tree.body[0].value.slice)
+    else:
+        for n in [n for n in ast.walk(tree) if isinstance(n, ast.Slice)]:
+            read.visit(n)       # (its bounds replaced in place)
+    if not read.hit:
+        return src
+    out = ast.unparse(tree)
+    return out[len("_["):-1] if index else out
+
+
+class _BoundsRead(ast.NodeTransformer):
+    """Each batched name read as example_scalar(name) (_bounds_read)."""
+
+    def __init__(self, batched):
+        self.batched, self.hit = batched, False
+
+    def visit_Call(self, n):    # (one read already: an enclosing vmap's own)
+        if isinstance(n.func, ast.Name) and n.func.id == "example_scalar":
+            return n
+        return self.generic_visit(n)
+
+    def visit_Name(self, n):
+        if n.id not in self.batched or not isinstance(n.ctx, ast.Load):
+            return n
+        self.hit = True
+        return ast.Call(ast.Name("example_scalar", ast.Load()), [n], [])
 
 
 def _batched_index(idx):

@@ -213,6 +213,9 @@ CASES = {
                                          "(np.array([0, 1]), np.array([2, 0])), 2)",
                                          {"a": r(2, 3, 4), "u": r(2, 2, 2)}),
     "update_batched": ("update_batched(a, 1, v, 'set')", {"a": r(2, 3), "v": r(2)}),
+    # (under an enclosing vmap of 2: a and v batched by both, the index by the outer one only)
+    "update_batched_outer": ("update_batched_outer(a, np.array([2, 0]), v, 'add', True, None, "
+                             "2, True, True, True)", {"a": r(2, 2, 3), "v": r(2, 2)}),
     "select_batched": ("select_batched(np.array([True, False]), x, y)", {"x": r(2, 3),
                                                                          "y": r(2, 3)}),
     "choose_batched": ("choose_batched(np.array([0, 1]), [x, y])", {"x": r(2, 3),

@@ -29,25 +29,9 @@ _WHY = [      # (program, its compositions that differ from JAX, why)
     ("cf_while_tuple_carry", _ALL, ("secant differentiates lax.while_loop in reverse mode, where "
      "JAX raises ValueError (the project's choice, as in the sixth battery); the oracle has no "
      "value to compare with: a forward-mode-only JAX reference would let these pass")),
-    ("dm_or_operator", ("vmap_hessian",), ("R: vmap of hessian of `DEFAULTS | params` then "
-     "`p |= {k: ...}` in a loop: ShapeError in rows_as's batched jvp. Diagnosed (gaps15t): "
-     "jacrev's rows of the scalar leaf `scale` come as (3, 4, 3), not (3, 4, 1): under the "
-     "outer vmap (3 examples) of jacfwd's vmap (4 columns) of the reverse pass, scale's "
-     "cotangent keeps a batch axis of 3 as an axis of its own, so one example's cotangent of "
-     "a scalar has shape (3,) (an unbroadcast or dict merge's cotangent read per example in "
-     "the inner vmap's code and batched by the outer one; not found yet)")),
     ("isinst_dict_values", ("jit_vmap_grad", "jit_jacfwd_grad"), ("R: staged, the inner "
      "`for u in v` loop's variable u (assigned each iteration) is refused: 'its value after "
      "the loop is differentiated'")),
-    ("cjvp_logdet_helper", ("vmap_hessian",), ("R: vmap of hessian of a custom_jvp whose rule "
-     "calls jnp.linalg.solve: its row permutation's take_along_axis cotangent (update_batched) "
-     "reads `a[batch_index(idx)]`, and batch_index, a batching helper, is itself vmapped by "
-     "the outer vmap (UnsupportedError), as parts_index under vmap of vmap "
-     "(test_gaps15t_compositions test_item_at_argmin_under_vmap_of_vmap)")),
-    ("loop_list_rebuilt", ("jit_vmap_grad", "jit_jacfwd_grad"), ("E: staged, the reverse "
-     "pass of a Python loop rebuilding a list (`vs = [f(v) for v in vs]` twice) becomes "
-     "fori_loop_with_carries under vmap, whose list carry is then read as a batched array "
-     "(`vs_1[batch_index(i)]`: TypeError 'list indices must be integers or slices')")),
 ]
 # (program, composition) -> why it does not match JAX today; strict: a fix removes its entry
 KNOWN = {(name, c): why for name, cs, why in _WHY for c in cs}

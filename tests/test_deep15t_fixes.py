@@ -222,13 +222,9 @@ def _zipped_starts(x):
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="vmap of a list of (Python int, batched array) pairs "
-                   "built before a loop over it: the list is batched as a whole, so the ints "
-                   "are broadcast to the batch and `x[lo:lo + 2]` is refused ('slice bounds "
-                   "must be integers'); a batched value is batched in every leaf (the batching "
-                   "transform has no per-item batch spec for a list grown in a loop). JAX "
-                   "keeps the ints Python ints. (`for lo, p in zip(starts, parts)` works.)")
 def test_vmap_of_a_list_of_int_and_array_pairs(x64):
+    """the list is batched as a whole, its ints broadcast (noted: note_broadcast_int); the
+    slice bound `lo` reads its int back (example_scalar), as JAX keeps it a Python int"""
     xs = np.arange(12.0).reshape(3, 4)
     np.testing.assert_allclose(np.asarray(secant.vmap(_zipped_starts)(xs)),
                                [float(_zipped_starts(v)) for v in xs], rtol=1e-12)

@@ -179,12 +179,8 @@ def _item_at_argmin(x):
     return x[0, snp.argmin(x[0])]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "vmap of vmap of `x[0, argmin(x[0])]`: the batched index's helper parts_index (batching/"
-    "helpers.py) is itself vmapped by the outer vmap, which reads its list of index parts as "
-    "an array (align of a list: an internal ValueError); it needs a rule of its own for a "
-    "second batch axis (both batch axes flattened into one, say)"))
 def test_item_at_argmin_under_vmap_of_vmap(x64):
+    """parts_index under a second vmap: its rule (batching/rules.py HELPERS), against a loop"""
     got = np.asarray(secant.vmap(secant.vmap(_item_at_argmin))(XS))
     np.testing.assert_allclose(got, _loop2(_item_at_argmin), rtol=1e-15)
 

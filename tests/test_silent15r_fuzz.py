@@ -36,11 +36,6 @@ KNOWN = {
        for k, t in (("log1p_second_derivative_at_minus_one", "jacrev_jacfwd"),
                     ("hessian_of_gammaln_at_its_pole", "jacrev_jacfwd"),
                     ("max_ignores_a_nan_tangent_not_chosen", "hessian"))},
-    ("index_at_an_argmin", "vmap_grad"): "a refusal: x[0, snp.argmin(x[0])] (a static and "
-    "a traced index) under vmap(grad): the batched grad converts the IndexExpression to an "
-    "array (SecantTypeError); vmap and grad alone pass",
-    ("index_at_an_argmin", "vmap_vmap"): "an internal ValueError in batching/helpers.py align "
-    "(an index list of arrays of two batch ranks made one array) under vmap(vmap)",
     **{("dead_integer_negative_power", t): "a value where JAX raises: y ** -1 of an int32 y in "
        "a statement nothing reads is dropped as dead code by the generated jvp and vmap (JAX "
        "traces it and raises its TypeError). Any derivative drops such a statement of the "

@@ -3172,10 +3172,9 @@ class Normaliser(ContainerMixin):
                 and len(node.args) >= 2 and not node.keywords:
             axis, x = self.operand(node.args[0]), self.operand(node.args[1])
             if isinstance(axis, ir.Expr) and isinstance(x, ir.Var):   # batch_axis(a, x) read
-                outer = ast.literal_eval(self._source(node.args[2])) if len(node.args) > 2 else 0
-                helper = self._source(node.func)
-                self.queried.add(x.name)
-                return ir.Expr(f"{helper}({axis.src}, {x.name}, {outer + 1})")  # by a vmap
+                self.queried.add(x.name)                                # by a vmap
+                return ir.Expr(_deeper_axis_query(self._source(node.func), axis.src, x.name,
+                                                  [self._source(a) for a in node.args[2:]]))
         if getattr(obj, "__secant_calls_first__", False) and node.args:
             made = self._ran_rule(node) if self.batching else None
             if made:    # body_replayed(fwd, x, custom=f) under vmap: the batched fwd with f's
@@ -6165,6 +6164,16 @@ def _per_example(norm, name, attr):
         f"{name}.{attr}"
 
 
+def _deeper_axis_query(helper, axis, x, outer):
+    """`helper(axis, x, outer)` (batch_axis & co., __secant_batch_depth__) read by one more
+    vmap: its `outer` (a list of at most one source or node; none: 0) one more, written as
+    `depth + 1` where it is a name (batch_axis_to's derivative's `depth`)."""
+    outer = outer[0] if outer else "0"
+    outer = outer if isinstance(outer, str) else gast.unparse(outer).strip()
+    outer = str(int(outer) + 1) if outer.lstrip("-").isdigit() else f"({outer}) + 1"
+    return f"{helper}({axis}, {x}, {outer})"
+
+
 class _PerExampleQueries(gast.NodeTransformer):
     """Rewrites x.shape, x.ndim, np.shape(x), len(x), ... of batched values to their per-example
     values (run before names are renamed to their SSA versions). The value queried is a batched
@@ -6417,6 +6426,16 @@ class _PerExampleQueries(gast.NodeTransformer):
                 if x is not None:
                     node.args[i] = self._replace("example_scalar({x})", a, x)
             return node
+        if getattr(fn, "__secant_batch_depth__", None) is True and \
+                2 <= len(node.args) <= 3 and not node.keywords and \
+                self._queried(node.args[1]) is not None:
+            # batch_axis(a, x, depth) in an expression read by a vmap (`out_batch_axis(axis,
+            # leaf, depth) + depth` of batch_axis_to's derivative): one more outer axis, as
+            # Normalizer.call writes a lone one
+            axis = gast.unparse(self.visit(node.args[0])).strip()
+            return self._replace("{x}", node.args[1], _deeper_axis_query(
+                gast.unparse(node.func).strip(), axis, self._queried(node.args[1]),
+                node.args[2:]))
         x = self._queried(node.args[0]) if 1 <= len(node.args) <= 2 and not node.keywords \
             else None
         if x is not None and getattr(self.norm._resolve(node.func), "__secant_batch_depth__",
