@@ -134,3 +134,72 @@ def test_module_level_function_traced_each_call(name):
     with contextlib.redirect_stdout(io.StringIO()):
         reference = np.asarray(make(_functions()["source"])(arg))
     np.testing.assert_allclose(got[-1][1], reference, rtol=1e-6, atol=1e-6)
+
+
+# --- 2. a dead power of a negative integer literal raises as JAX's does ------------------------
+
+def dead_powers(x, y):
+    v1 = y ** -1  # noqa: F841  (dead: what is tested)
+    v2 = secant.lax.integer_pow(y, -2)  # noqa: F841
+    v3 = snp.power(y, -3)  # noqa: F841
+    return x * 2
+
+
+def dead_power_of_a_temporary(x, y):
+    z = y + 1
+    v1 = z ** (-2)  # noqa: F841
+    return snp.sin(x)
+
+
+_XF = np.array([1.5, -0.5, 2.0], np.float32)
+
+
+def _zero_tangent(y):
+    return np.zeros(np.shape(y), secant.dtypes.float0 if y.dtype.kind == "i" else y.dtype)
+
+
+_YI = np.array([3, -1, 2], np.int32)
+_DEAD = {
+    "eager": lambda f: (lambda x, y: f(snp.asarray(x), snp.asarray(y))),
+    "jit": secant.jit,
+    "grad": lambda f: secant.grad(lambda x, y: snp.sum(f(x, y))),
+    "vmap": secant.vmap,
+    "jvp": lambda f: (lambda x, y: secant.jvp(f, (x, y), (x, _zero_tangent(y)))),
+    "vmap_grad": lambda f: secant.vmap(secant.grad(lambda x, y: snp.sum(f(x, y)))),
+    "vmap_vmap": lambda f: (lambda x, y: secant.vmap(secant.vmap(f))(x[None], y[None])),
+    "jit_vmap": lambda f: secant.jit(secant.vmap(f)),
+    "grad_of_vmap": lambda f: secant.grad(lambda x, y: snp.sum(secant.vmap(f)(x, y))),
+    "jvp_of_vmap": lambda f: (lambda x, y: secant.jvp(secant.vmap(f), (x, y),
+                                                      (x, _zero_tangent(y)))),
+    "jacfwd": lambda f: secant.jacfwd(f),
+    "hessian": lambda f: secant.hessian(lambda x, y: snp.sum(f(x, y))),
+    "jit_grad": lambda f: secant.jit(secant.grad(lambda x, y: snp.sum(f(x, y)))),
+}
+
+
+@pytest.mark.parametrize("f", [dead_powers, dead_power_of_a_temporary])
+@pytest.mark.parametrize("name", sorted(_DEAD))
+def test_dead_integer_power_raises_as_jax(name, f):
+    """An int32 y raised to a negative literal in a statement nothing reads: JAX 0.10.2 raises
+    'Integers cannot be raised to negative powers' (TypeError) under every transform (it traces
+    the statement). The derivatives and vmap dropped it and gave a value (fuzz seed 10325); a
+    check of the base's dtype stands in its place, naming the user's line. A float y: the
+    value (x * 2, sin x and their derivatives) against the plain function's."""
+    g = _DEAD[name](f)
+    with pytest.raises(TypeError, match="Integers cannot be raised to negative powers") as e:
+        g(_XF, _YI)
+    assert isinstance(e.value, secant.SecantError)
+    assert "test_sem15v_semantics.py" in str(e.value), str(e.value)
+    got = g(_XF, _YI.astype(np.float32))
+    want = _DEAD[name](lambda x, y: x * 2 if f is dead_powers else snp.sin(x))(
+        _XF, _YI.astype(np.float32))
+    for a, b in zip(np.atleast_1d(np.asarray(got, dtype=object)).ravel(),
+                    np.atleast_1d(np.asarray(want, dtype=object)).ravel()):
+        np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64))
+
+
+def test_dead_power_leaves_no_statement():
+    """The check reads the base's dtype; the power itself is not computed (issue 20)."""
+    src = secant.source(secant.vmap(dead_powers))
+    assert "check_integer_power(y, -1)" in src and "**" not in src, src
+    assert "lax.integer_pow(" not in src and "snp.power(" not in src, src
