@@ -283,3 +283,17 @@ def test_derivatives_at_poles(name, transform, request):
         assert _same(EXPECTED["poles"][name][transform], float("nan"))     # (JAX's nan)
     assert _same(got, want), (got, want)
 
+
+
+def reciprocal_sum(x):
+    inv = x ** -1
+    return snp.sum(inv)
+
+
+def test_no_check_where_the_derivative_raises_the_base_anyway():
+    """grad of sum(x ** -1) drops the primal power but reads x ** (-2), which raises for an
+    integer x itself: no check line (lean code, issue 20); the value is -1 / x**2."""
+    for g in (secant.grad(reciprocal_sum), secant.vmap(secant.grad(reciprocal_sum))):
+        assert "check_integer_power" not in secant.source(g), secant.source(g)
+    x = np.array([0.5, 2.0])
+    np.testing.assert_allclose(secant.grad(reciprocal_sum)(x), -1 / x ** 2, rtol=1e-6)

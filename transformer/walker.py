@@ -247,6 +247,10 @@ def dead_code_eliminated(lines):
     checks = {i: _power_check(ln) for i, ln in enumerate(lines) if not keep[i]
               and ln.kind == "stmt" and ("**" in ln.code or "pow(" in ln.code)}
     checks = {i: c for i, c in checks.items() if c is not None}
+    if checks:      # (not where a kept line raises the base to a negative power anyway: the
+        kept = "\n".join(ln.code for ln, k in zip(lines, keep) if k)   # derivative of x ** -1
+        checks = {i: c for i, c in checks.items() if not re.search(     # reads x ** (-2))
+            rf"\b{c.base} \*\* \(?-\d|integer_pow\({c.base}, -\d", kept)}
     if checks and tree is not None:     # (dropped: each a check of its operand's dtype)
         lines = [checks.get(i, ln) for i, ln in enumerate(lines)]
         keep = [False] * len(lines)
@@ -276,7 +280,9 @@ def _power_check(ln):
     if m is None:
         return None
     base, exponent = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-    return Line(f"check_integer_power({base}, {exponent})", ln.indent, "stmt", ln.origin)
+    check = Line(f"check_integer_power({base}, {exponent})", ln.indent, "stmt", ln.origin)
+    check.base = base
+    return check
 
 
 def _reachable(lines):
