@@ -979,6 +979,24 @@ def check_unpacked(tree, n):
 
 
 check_unpacked.__secant_check__ = True      # (a statement: no value)
+
+
+@structural
+def check_integer_power(x, n):
+    """`x ** n` of a negative integer literal n that nothing reads (transformer/walker.py drops
+    the power, keeps this): JAX's TypeError where x is an integer or bool array, which every
+    JAX transform raises as it traces the statement; nothing for a float array or a Python
+    number (Python's own power). Reads x's dtype only."""
+    dt = getattr(x, "dtype", None)
+    if isinstance(x, (int, float, complex)) or not isinstance(dt, np.dtype) or \
+            dt.kind not in "iub":
+        return
+    raise SecantTypeError(f"Integers cannot be raised to negative powers, got {dt.name} ** {n} "
+                          f"(as in JAX); make the base a float, e.g. x.astype(float) ** {n}"
+                          f"{where()}")
+
+
+check_integer_power.__secant_check__ = True     # (a statement: no value)
 structural(is_user_container)       # (add_at's branch for them: a static choice)
 structural(is_user_sequence)
 
@@ -1203,7 +1221,7 @@ NAMES = rule_helpers.NAMES + fft_rules.NAMES + ("fields_of", "fields_at", "grad_
          "var_grad", "std_grad", "max_share", "min_share", "hypot_share", "abs_sign", "power_log", "clip_mask", "matmul_grad_x", "matmul_grad_x_of_t", "matmul_grad_t_y",
          "matmul_grad_y", "dot_grad_a", "dot_grad_b", "reverse_cumsum", "untranspose",
          "unconcatenate", "unstack", "grad_of_fields", "object_of", "add_grads", "grads_as", "add_at", "add_rows", "row_chunks", "zero_rows", "add_at_grad",
-         "kind_of", "split_at", "attribute_dot", "count_items", "check_unpacked", "static_attribute", "static_item", "static_truth", "check_index", "example_scalar",
+         "kind_of", "split_at", "attribute_dot", "count_items", "check_unpacked", "check_integer_power", "static_attribute", "static_item", "static_truth", "check_index", "example_scalar",
          "unmerge", "unmerge_grad", "pick", "unstack_as", "add_n_grad", "real_grad", "imag_grad",
          "cast_grad")
 # the linear-algebra ops' derivatives (ad/linalg_rules.py, read as source)

@@ -44,7 +44,12 @@ def trigamma(x):
     direct = near + tail
     reflected = (np.pi / snp.sin(np.pi * x)) ** 2 - direct
     pole = (x <= 0) & (x == snp.floor(x))      # inf at 0, -1, -2, ... (sin(pi * x) is not 0
-    return snp.where(pole, np.inf, snp.where(reflect, reflected, direct))   # there), as JAX's
+    # there), as JAX's: 1 / d**2 for d = 0 there (and 1 or more elsewhere, finite with finite
+    # derivatives where it is not chosen), whose derivatives there are 0 / 0, nan, as JAX's
+    # (polygamma(2, x) has no limit at a pole: -inf on its right, inf on its left); a constant
+    # inf's were 0 (grad(grad(digamma)) at -1 gave 0.0)
+    d = x - snp.round(x) + snp.where(pole, 0.0, 1.0)
+    return snp.where(pole, 1 / (d * d), snp.where(reflect, reflected, direct))
 
 
 def integer_pow_scale(t, x, y):

@@ -343,7 +343,11 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         cache = self._cache
         if cache.guards:
-            self._check_guards()
+            # (a trace taken again to ask them: once for the whole call, a retrace included)
+            from secant.transformer.trace_source import once_per_call
+            with once_per_call():
+                self._check_guards()
+                return self._call(args, kwargs)
         if kwargs:
             return self._call(args, kwargs)
         if args and type(args[0]) is _ndarray:
@@ -557,8 +561,11 @@ class JitFunction:
 
     def _add_guards(self, guards):
         cache = self._cache
-        ids = {id(g.fn) for g in cache.guards}
-        cache.guards += tuple(g for g in guards if id(g.fn) not in ids)
+        ids = {(id(g.fn), g.why) for g in cache.guards}
+        for g in guards:        # (one per function traced: the trace asked once per call)
+            if (id(g.fn), g.why) not in ids:
+                ids.add((id(g.fn), g.why))
+                cache.guards += (g,)
         self._cpp_ok = False        # (every call comes through __call__, which asks them)
 
     def _check_call(self, args, kwargs):
@@ -621,8 +628,10 @@ class JitFunction:
             call_kwargs = {k: (kwargs[k] if k in self._static_names else dyn_kwargs[k])
                            for k in kwargs}
         fun = _functionalized(fun)      # Python if/while/for -> lax calls (traced only)
-        from secant.transformer.trace_source import guards_collected
-        with trace.activate(), guards_collected() as guards:
+        from secant.transformer.trace_source import guards_collected, once_per_call
+        # (once_per_call: a function traced on each call runs its Python once in this trace,
+        # however many derivatives and guards ask for its trace)
+        with trace.activate(), guards_collected() as guards, once_per_call():
             try:
                 out = fun(*call_args, **call_kwargs)
             except RecursionError as e:

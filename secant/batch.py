@@ -18,6 +18,7 @@ from secant.backends.recursion import recursion_error
 from secant.backends.tracer import active_trace
 from secant.transformer.parse import opaque
 from secant.transformer.properties import computes
+from secant.transformer.trace_source import once_in
 
 # what one generated batched function is specialised on (part of its cache key):
 # in_axes: ((parameter position, axis), ...) for the batched parameters whose axis is not 0;
@@ -455,6 +456,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
 
     @functools.wraps(fun)
     def batched(*args, **kwargs):
+        # (a function traced on each call is traced once in the call: issue 15, effects once)
+        return once_in(call, args, kwargs)
+
+    def call(*args, **kwargs):
         fixed = [i for i, a in enumerate(args) if callable(a) and not hasattr(a, "shape")
                  and isinstance(in_axes, tuple) and i < len(in_axes) and in_axes[i] is None]
         if fixed and not kwargs:    # vmap(lax.cond, (0, None, None, 0))(p, f, g, x): functions

@@ -330,6 +330,7 @@ NOT_ARRAY_FUNCTIONS = {"index_exp", "any_example", "all_gather_batched",
                        "trip_count",        # (a while loop's step count, an int or None)
                        "check_unpacked",    # (checks an unpacking's count: no value)
                        "check_index",       # (checks an index's dtype: no value)
+                       "check_integer_power",   # (checks a dead power's base dtype: no value)
                        "example_spec"}      # (eval_shape's per-example ShapeDtypeStructs)
 
 

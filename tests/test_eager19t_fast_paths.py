@@ -191,8 +191,7 @@ def test_division_is_the_traced_path(value, x64_or_not):
         for x, y in ((a, flipped), (a, 2), (3, a), (a, 0.5), (a, a), (flipped, 0)):
             got = x / y
             jitted = secant.jit(lambda u, v: u / v)(x, y)
-            if np.issubdtype(host.dtype, np.inexact):   # (ints: see the xfail below)
-                _same(got, jitted)
+            _same(got, jitted)      # (ints too: jit's weak type was JAX's since sem15v)
             np.testing.assert_array_equal(np.asarray(got), np.asarray(jitted))
             xs = [snp.asarray(v) if not isinstance(v, Array) else v for v in (x, y)]
             if all(not v.weak_type for v in xs) and xs[0].dtype == xs[1].dtype and \
@@ -205,10 +204,9 @@ def test_division_is_the_traced_path(value, x64_or_not):
     _same(i / 2, secant.jit(lambda v: v / 2)(i))     # (ints: promoted, as before)
 
 
-@pytest.mark.xfail(strict=True, reason="jit of u / v with a Python int u and an int32 array v "
-                   "gives a weakly typed float32 (JAX's, and secant's eager result, are strong): "
-                   "found by eager19t, not of its eager fast paths")
 def test_jit_of_a_python_int_over_an_int_array_is_strong():
+    """(was a strict xfail: jit gave a weakly typed float32; fixed by sem15v in
+    promote_inexact, which test_sem15v_semantics checks against JAX's recorded dtypes)"""
     a = snp.arange(6)
     assert not (3 / a).weak_type
     assert not secant.jit(lambda u, v: u / v)(3, a).weak_type

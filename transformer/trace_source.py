@@ -1401,7 +1401,7 @@ def retraced(fn, why, arguments=None, active=()):
     traces with the same text and the same objects bound to its free names are one function,
     so the one built first is returned (and the transforms' caches keep its derivatives)."""
     import collections
-    taken = getattr(_this_call, "traces", None) if arguments is None else None
+    taken = _calls.get(_ident()) if arguments is None else None
     if taken is not None and (fn, why) in taken:    # (this call's trace: taken once)
         _collect(fn, why, taken[fn, why])
         return taken[fn, why]
@@ -1444,7 +1444,11 @@ def retraced(fn, why, arguments=None, active=()):
     return gen
 
 
-_this_call = threading.local()      # .traces: {(fn, why): its trace} of the call running
+# thread id -> {(fn, why): its trace} of the transformed call that thread runs (a dict keyed
+# by thread, not a threading.local: setting a local's attribute costs ~1 us, and every eager
+# call of a transformed function opens one: issue 19)
+_calls = {}
+_ident = threading.get_ident
 
 
 @contextlib.contextmanager
@@ -1455,14 +1459,29 @@ def once_per_call():
     it, then the guard of the derivative made from it asks again; jacfwd reads its output's
     layout, then its jvp): its Python effects run once per call, as JAX traces a function once
     per transformation call. Calls nested in it share its traces."""
-    if getattr(_this_call, "traces", None) is not None:
+    tid = _ident()
+    if tid in _calls:
         yield
         return
-    _this_call.traces = {}
+    _calls[tid] = {}
     try:
         yield
     finally:
-        _this_call.traces = None
+        del _calls[tid]
+
+
+def once_in(call, args, kwargs):
+    """call(*args, **kwargs) inside once_per_call (a transformed function's whole call: its
+    run, the guards asked before it and a run again after a rebound callee share one trace of
+    each function traced on each call), at the cost of one dict test when nested."""
+    tid = _ident()
+    if tid in _calls:
+        return call(*args, **kwargs)
+    _calls[tid] = {}
+    try:
+        return call(*args, **kwargs)
+    finally:
+        del _calls[tid]
 
 
 _collecting = threading.local()     # .stack: the guard lists of the jit traces running

@@ -244,6 +244,17 @@ def dead_code_eliminated(lines):
     else:
         keep = [False] * len(lines)
         _live_before(lines, tree, set(), keep)
+    checks = {i: _power_check(ln) for i, ln in enumerate(lines) if not keep[i]
+              and ln.kind == "stmt" and ("**" in ln.code or "pow(" in ln.code)}
+    checks = {i: c for i, c in checks.items() if c is not None}
+    if checks:      # (not where a kept line raises the base to a negative power anyway: the
+        kept = "\n".join(ln.code for ln, k in zip(lines, keep) if k)   # derivative of x ** -1
+        checks = {i: c for i, c in checks.items() if not re.search(     # reads x ** (-2))
+            rf"\b{c.base} \*\* \(?-\d|integer_pow\({c.base}, -\d", kept)}
+    if checks and tree is not None:     # (dropped: each a check of its operand's dtype)
+        lines = [checks.get(i, ln) for i, ln in enumerate(lines)]
+        keep = [False] * len(lines)
+        _live_before(lines, tree, set(), keep)
     out = [ln for ln, k in zip(lines, keep) if k or ln.kind in ("comment", "blank")]
     cleaned = _without_bare_comments(out)
     filled = _fill_empty_blocks(cleaned)
@@ -252,6 +263,26 @@ def dead_code_eliminated(lines):
         cleaned = _without_bare_comments(filled)
         filled = _fill_empty_blocks(cleaned)
     return filled
+
+
+# `t = a ** (-2)`, `t = lax.integer_pow(a, -2)`, `t = pow(a, -2)`: a power whose exponent is
+# a negative integer literal (snp.power(a, -2) reads as the first)
+_NEGATIVE_POWER = re.compile(r"\w+ = (?:(\w+) \*\* \((-\d+)\)|(?:lax\.integer_pow|pow)\((\w+), "
+                             r"(-\d+)\))$")
+
+
+def _power_check(ln):
+    """The line checking what `ln`, a power of a negative integer literal nothing reads, would
+    raise: JAX's TypeError for an integer (or bool) base, which jax.jit and every transform
+    raise as they trace the statement (issue 15, fuzz seed 10325); None for another line. A
+    check of the base's dtype, not the power: dead code stays removed (issue 20)."""
+    m = _NEGATIVE_POWER.match(ln.code)
+    if m is None:
+        return None
+    base, exponent = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    check = Line(f"check_integer_power({base}, {exponent})", ln.indent, "stmt", ln.origin)
+    check.base = base
+    return check
 
 
 def _reachable(lines):

@@ -148,12 +148,17 @@ def promote(*args):
 
 
 def promote_inexact(*args):
-    """Like promote, then to the default float if the result is not already inexact."""
-    args = promote(*args)
-    dt, weak = dtype_weak(args[0])
+    """Like promote, then to the default float if the result is not already inexact, weakly
+    typed where the promotion is (3 / int32 array: strong, as JAX's; promote leaves a weak
+    int32 argument of jit weak beside a strong one of its dtype, so its flag is not the
+    promotion's)."""
+    promoted = promote(*args)
+    dt, weak = dtype_weak(promoted[0])
     if not dtypes.is_inexact(dt):
-        args = [convert(a, dtypes.default_float(), weak) for a in args]
-    return args
+        if weak and len(args) > 1:
+            weak = dtypes.promote(*[dtype_weak(a) for a in args])[1]
+        promoted = [convert(a, dtypes.default_float(), weak) for a in promoted]
+    return promoted
 
 
 def to_inexact(x):

@@ -3,7 +3,7 @@ composition of primitives."""
 import numpy as np
 
 from secant.backends import dtypes
-from secant.backends.core import eager_binary, eager_unary
+from secant.backends.core import Tracer, eager_binary, eager_unary
 from secant.backends.errors import SecantTypeError, SecantValueError, where as _where
 from secant.backends.primitives import elementwise as ew
 from secant.numpy.conversion import (convert, dtype_weak, ensure_array, promote,
@@ -351,11 +351,20 @@ def right_shift(x1, x2, /):
 
 def power(x1, x2, /):
     exponent = x2
+    base = x1
     x1, x2 = _numeric(*promote(x1, x2))
     if type(exponent) is int and exponent < 0 and dtypes.is_int(x1.dtype):
         raise SecantTypeError(f"Integers cannot be raised to negative powers, got "
                               f"{x1.dtype.name} ** {exponent} (as in JAX); make the base "
                               f"a float, e.g. x.astype(float) ** {exponent}" + _where())
+    if x1.weak_type and type(exponent) is not int and (
+            isinstance(exponent, Tracer) or np.ndim(exponent) > 0):
+        # a float base to a traced or non-scalar integer power: JAX's lax.pow of the two
+        # unpromoted, weakly typed only where both are (2.0 ** int32 array: a strong float32;
+        # a concrete integer scalar's is integer_pow of the base, weak as the base)
+        (bdt, bweak), (edt, eweak) = dtype_weak(base), dtype_weak(exponent)
+        if dtypes.is_inexact(bdt) and dtypes.is_int(edt) and not (bweak and eweak):
+            x1, x2 = convert(x1, x1.dtype), convert(x2, x2.dtype)
     return ew.pow_p.bind(x1, x2)
 
 

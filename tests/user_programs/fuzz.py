@@ -697,9 +697,10 @@ REGRESSIONS = {
                         (_f32(-3.5, 300.0, 2.0, dtype="float16"), _f32(1.0))),
     "ndtr_of_float16": (source(["v1 = snp.where(y > 0, y, 0.0)"], "sp.ndtr(v1) * x"),
                         (_f32(0.5, -1.0, 2.0), _f32(1.5, -0.5, 3.0, dtype="float16"))),
-    # not fixed (strict known): an integer raised to a negative power in a statement nothing
-    # reads: JAX raises its TypeError under every transform (it traces the statement); secant's
-    # generated jvp and vmap drop it as dead code and give the value (fuzz seed 10325)
+    # an integer raised to a negative power in a statement nothing reads: JAX raises its
+    # TypeError under every transform (it traces the statement); secant's generated jvp and
+    # vmap dropped it as dead code and gave the value (fuzz seed 10325); a check of the base's
+    # dtype now stands in its place
     "dead_integer_negative_power": (source(["v1 = y ** -1"], "x * 2"),
                                     (_f32(1.5, -0.5, 2.0), ([3, -1, 2], "int32", (3,)))),
 }
