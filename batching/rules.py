@@ -153,9 +153,10 @@ RULES = {
 
 # results with no batch axis: what one example gives is the same for every example
 UNBATCHED = {
-    "zeros_like": "snp.zeros({x}.shape[1:], {x}.dtype)",
-    "ones_like": "snp.ones({x}.shape[1:], {x}.dtype)",
-    "empty_like": "snp.zeros({x}.shape[1:], {x}.dtype)",
+    # (shape and dtype: one example's, unless the call gives them; vectorize.py fills them in)
+    "zeros_like": "snp.zeros({shape}, {dtype})",
+    "ones_like": "snp.ones({shape}, {dtype})",
+    "empty_like": "snp.zeros({shape}, {dtype})",
     "tree_structure": "tree_structure({tree}{static})",     # every leaf batched: one structure
 }
 

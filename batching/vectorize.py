@@ -554,10 +554,13 @@ class BatchBuilder(Walker):
         if name in ELEMENTWISE:
             return self.elementwise(op, batched), True
         if name in UNBATCHED:       # ({static}: the keywords the user gave that it does not name)
-            template = UNBATCHED[name]
+            template, fill = UNBATCHED[name], self.fill(op, batched)
             static = "".join(f", {k}={v}" for k, v in op.statics.items()
                              if "{" + k + "}" not in template)
-            return template.format(**self.fill(op, batched), static=static), False
+            if name.endswith("_like"):      # (zeros_like(x, dtype=...): one example's unless given)
+                fill["shape"] = op.statics.get("shape", f"{fill['x']}.shape[1:]")
+                fill["dtype"] = op.statics.get("dtype", f"{fill['x']}.dtype")
+            return template.format(**fill, static=static), False
         if name in SEQUENCE:
             return self.sequence(op), True
         if name in AXIS:

@@ -127,3 +127,28 @@ def test_a_python_complex_argument_is_an_array_to_grad():
         return snp.real(snp.asarray(z).astype(snp.complex64) ** 2)
     for g in (secant.grad(f), secant.jit(secant.grad(f))):
         np.testing.assert_allclose(complex(g(1.5 + 1j)), 3 + 2j, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like"])
+def test_like_constants_take_dtype_and_shape_under_every_transform(name):
+    """jnp.zeros_like(x, dtype=...) / (x, shape=...) ran eagerly but every transform refused it
+    ("bad arguments for zeros_like: unexpected keyword argument 'dtype'")."""
+    like = getattr(snp, name)
+    fill = 0.0 if name != "ones_like" else 1.0
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+
+    def f(x):
+        return snp.sum((like(x, dtype=snp.int32) * 0 + fill) * x ** 2) + \
+            snp.sum(like(x, shape=(2,)) * 0 + fill)
+
+    def per_row(x):
+        return like(x, dtype=snp.int32) * 0 + int(fill), like(x, shape=(2,)) * 0 + fill
+    np.testing.assert_allclose(np.asarray(secant.grad(f)(x)), 2 * fill * x)
+    np.testing.assert_allclose(np.asarray(secant.jit(secant.grad(f))(x)), 2 * fill * x)
+    np.testing.assert_allclose(np.asarray(secant.vmap(secant.grad(f))(x)), 2 * fill * x)
+    ints, twos = secant.vmap(per_row)(x)
+    assert ints.dtype == np.int32 and ints.shape == (2, 3) and twos.shape == (2, 2)
+    np.testing.assert_array_equal(np.asarray(ints), np.full((2, 3), int(fill)))
+    np.testing.assert_array_equal(np.asarray(twos), np.full((2, 2), fill))
+    _, t = secant.jvp(f, (x,), (np.ones_like(x),))
+    np.testing.assert_allclose(float(t), float(np.sum(2 * fill * x)), rtol=1e-6)

@@ -213,7 +213,7 @@ op("optimization_barrier", code="lax.optimization_barrier({x})")
 
 # --- ones and zeros are constants whatever their argument -----------------------------------------
 for _n in ("zeros_like", "ones_like", "empty_like"):
-    op(_n, differentiable=False)
+    op(_n, "x, dtype=None, shape=None", ("x",), differentiable=False)
 
 # a call of another user function (rendered by the transform, which knows its generated name)
 op("call", "*args", (), differentiable=True)
