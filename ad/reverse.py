@@ -1362,7 +1362,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         not loop_body and hasattr(vjp_of_callee, "generated") else {}
     if not state_in:
         _check_state_replayable(fn, mode in ("vjp", "replay"), mode == "replay", passed)
-    b = ReverseBuilder(fn, wrt, names, vjp_of_callee)
+    with dataflow.read_only():      # (its analyses only read fn: each statement read once)
+        b = ReverseBuilder(fn, wrt, names, vjp_of_callee)
     b.passed = passed
     if mode in ("vjp", "vjp_out"):      # (what a caller's seed reads of its output: a callee's)
         fn.output_dtype = dataflow.output_dtype(fn)
