@@ -2010,15 +2010,21 @@ class Normaliser(ContainerMixin):
             return got[4]
         own = {n.id for n in hygiene.walk_scope(body) if isinstance(n, gast.Name)
                and isinstance(n.ctx, gast.Store)}       # (not a comprehension's variables)
-        every = {n.id for s in body for n in walk(s)
-                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        every, comprehensions = set(), []       # (one walk for both: issue 19)
+        for s in body:
+            for n in walk(s):
+                if isinstance(n, gast.Name):
+                    if isinstance(n.ctx, gast.Store):
+                        every.add(n.id)
+                elif isinstance(n, gast.comprehension):
+                    comprehensions.append(n)
         stored = every - {target_id}
         if self.src.generated:      # a derivative's nested def (a scan body) in the loop: its
             stored -= _nested_def_locals(body)     # locals (`carry, x, ... = step`) are its own
         # a comprehension's variables are its own (`sum(a * k for a, k in zip(row, ks))` in
         # the loop and again after it: no loop name, no unbound check of the outer k)
-        stored -= {m.id for s in body for n in walk(s) if isinstance(n, gast.comprehension)
-                   for m in walk(n.target) if isinstance(m, gast.Name)} - own
+        stored -= {m.id for n in comprehensions for m in walk(n.target)
+                   if isinstance(m, gast.Name)} - own
         # (the body's statements held, not their ids: one replaced by a new statement at a
         # freed one's address is another body)
         memo[id(stmt)] = (stmt, body, tuple(body), target_id, (own, every, stored))
