@@ -70,14 +70,14 @@ def simplifier(lines, cotangents, shapes, unreduced=True):
                          _BOUND: _bound_once(lines, cotangents)}
             return simplified_line(ln, cotangents, shapes, facts)
         simplify.cotangents = cotangents
-        return simplify, set()
+        return simplify, {_BOUND}
     facts = _unreduced_names(lines)
     facts[_BOUND] = _bound_once(lines, cotangents)
 
     def simplify(ln):
         return simplified_line(ln, cotangents, shapes, facts)
     simplify.cotangents = cotangents
-    return simplify, {g for g in facts if g is not _SEEDED and g is not _BOUND}
+    return simplify, {g for g in facts if g is not _SEEDED}
 
 
 def simplified_line(ln, cotangents, shapes, facts=None):
