@@ -18,14 +18,24 @@ the work they replace.
 import inspect
 import pathlib
 import sys
+import tempfile
 import textwrap
 
 import gast
 import numpy as np
 import pytest
-from secant import transforms
-from secant.transformer import dataflow, desugar, gast_parse, hygiene, ir, normalize, parse
+from secant.transformer import (
+    dataflow,
+    desugar,
+    gast_parse,
+    hygiene,
+    ir,
+    normalize,
+    parse,
+)
 from secant.transformer.hygiene import walk
+
+from secant import transforms
 
 HERE = pathlib.Path(__file__).parent
 sys.path.insert(0, str(HERE.parent / "bench"))
@@ -55,7 +65,7 @@ def _trees():
     for f in FUNCTIONS:
         try:
             out.append(parse.function_source(f).node)
-        except Exception:       # noqa: BLE001 (no source of its own: not one to compare)
+        except Exception:       # noqa: BLE001, S112 (no source of its own: none to compare)
             continue
     return out
 
@@ -119,7 +129,6 @@ def _canonical(f, n_params):
 def _bench_functions():
     from grad import load_source, straight_line_source
     from transform_time import loop_nest_source, loops_in_a_row_source
-    import tempfile
     d = tempfile.mkdtemp(prefix="speed19v_")
     return [load_source(src(n), "f", d, f"{src.__name__}_{n}") for src, n in (
         (straight_line_source, 40), (loops_in_a_row_source, 40), (loop_nest_source, 3))]
