@@ -6,8 +6,9 @@ the work they replace.
   functions;
 - transformer/desugar.py `_Desugarer._bindings` read from its Census (no import in the tree):
   the names of the walk it replaced;
-- transformer/parse.py `_parsed_text` converts a kept ast tree on each read: each read is a
-  tree equal to a fresh gast parse, and a tree of its own (a change to one is not in the next);
+- transformer/parse.py `_parsed_text` (kept as it was: a conversion per read from a kept ast
+  tree saved a fresh function's first read but cost each later read more than its copy): each
+  read is a tree equal to a fresh gast parse, and a tree of its own;
 - transformer/dataflow.py `read_only`: `reads` and `definitions` inside give what they give
   outside, and a copy (a caller changing its answer changes no later one);
 - transformer/normalize.py `Normaliser._loop_stores`'s one walk: the names of the two walks it

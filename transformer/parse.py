@@ -23,6 +23,7 @@ import gast
 
 from secant.backends import errors as _errors
 from secant.transformer import gast_parse
+from secant.transformer.hygiene import copy_tree
 
 from secant.backends.errors import (ConcretizationTypeError, NonConcreteBooleanIndexError,
                                     SecantError, TracerArrayConversionError,
@@ -610,24 +611,21 @@ def _def_block(lines, lnum):
 _checked = {}       # dedented text _def_block parsed -> its ast tree, until _parsed_text reads it
 
 
-_parsed_texts = {}      # a function's source text -> its ast tree, never handed out
+_parsed_texts = {}      # a function's source text -> its tree, never handed out (copies are)
 
 
 def _parsed_text(text):
     """gast_parse.parse(text), a tree of the caller's own: a transform reads a function's source
-    more than once (desugar.py, then normalize.py), so its ast tree is kept and each read
-    converted from it (gast_parse.to_gast makes every node and list anew, the ast tree left as
-    it is): a first read no longer pays a conversion and a copy, a later one a conversion
-    where it paid a copy (issue 19: transformation time)."""
+    more than once (desugar.py, then normalize.py), and a copy of the tree parsed before costs a
+    quarter of parsing it again (issue 19: transformation time)."""
     tree = _parsed_texts.pop(text, None)
     if tree is None:
-        tree = _checked.pop(text, None)         # (the tree _def_block parsed to check it)
-        if tree is None:
-            tree = ast.parse(text)
+        checked = _checked.pop(text, None)      # (the tree _def_block parsed to check it)
+        tree = gast_parse.parse(text) if checked is None else gast_parse.to_gast(checked)
     _parsed_texts[text] = tree              # (the most recent last)
     if len(_parsed_texts) > 64:
         del _parsed_texts[next(iter(_parsed_texts))]
-    return gast_parse.to_gast(tree)
+    return copy_tree(tree)
 
 
 def function_source(fn):
