@@ -1362,7 +1362,8 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
         not loop_body and hasattr(vjp_of_callee, "generated") else {}
     if not state_in:
         _check_state_replayable(fn, mode in ("vjp", "replay"), mode == "replay", passed)
-    b = ReverseBuilder(fn, wrt, names, vjp_of_callee)
+    with dataflow.read_only():      # (its analyses only read fn: each statement read once)
+        b = ReverseBuilder(fn, wrt, names, vjp_of_callee)
     b.passed = passed
     if mode in ("vjp", "vjp_out"):      # (what a caller's seed reads of its output: a callee's)
         fn.output_dtype = dataflow.output_dtype(fn)
@@ -1495,7 +1496,10 @@ def build(fn, wrt, mode, names, vjp_of_callee, has_aux=False, tuple_out=False,
     targets = {}        # (each line's fold target read once for all the folds: issue 19)
     lines = fold.folded(lines, bars - kept, temporaries, bars & kept, simplify, unfed,
                         targets=targets)
-    if unfed:       # (an unreduce read as its scalar everywhere: gone, what it read folds)
+    # (an unreduce read as its scalar everywhere: gone, what it read folds; `unfed` always holds
+    # algebra's _BOUND, so this pass always runs: skipped where no name is unfed, it left
+    # comments with no rule under them and names a fold had removed in some derivatives)
+    if unfed:
         lines = dead_code_eliminated(lines)
         lines = fold.folded(lines, bars - kept, temporaries, bars & kept,
                             algebra.simplifier(lines, bars, b.shapes, unreduced=False)[0],

@@ -17,6 +17,7 @@ Over generated lines (ad/reverse.py's Line: code, kind, uses, defines):
 """
 import ast
 import bisect
+import contextlib
 import functools
 
 from secant.transformer import ir
@@ -59,8 +60,37 @@ def _names(src):
     return frozenset(n.id for n in _walk(tree) if isinstance(n, ast.Name))
 
 
+# while a canonical form is only read (`read_only`): id(statement) -> reads(statement), and
+# ("definitions", id(fn)) -> definitions(fn); None outside
+_READ_ONLY = [None]
+
+
+@contextlib.contextmanager
+def read_only():
+    """Within: each statement's `reads` and each function's `definitions` worked out once, for
+    the analyses that read a canonical form nothing changes meanwhile (ReverseBuilder's ask
+    of every statement six times over; issue 19). Each answer handed out is a copy."""
+    outer = _READ_ONLY[0]
+    _READ_ONLY[0] = {}
+    try:
+        yield
+    finally:
+        _READ_ONLY[0] = outer
+
+
 def reads(stmt):
     """{name: how many times} a statement (not its nested blocks) reads; None: unknown."""
+    memo = _READ_ONLY[0]
+    if memo is None:
+        return _reads(stmt)
+    key = id(stmt)
+    if key not in memo:
+        memo[key] = (stmt, _reads(stmt))     # (the statement held: its id not reused)
+    got = memo[key][1]
+    return None if got is None else dict(got)
+
+
+def _reads(stmt):
     out = {}
 
     def add(names):
@@ -108,6 +138,16 @@ def flat(o):
 
 def definitions(fn):
     """{name: how many statements of `fn` (ir.Function) assign it}."""
+    memo = _READ_ONLY[0]
+    if memo is None:
+        return _definitions(fn)
+    key = ("definitions", id(fn))
+    if key not in memo:
+        memo[key] = (fn, _definitions(fn))
+    return dict(memo[key][1])
+
+
+def _definitions(fn):
     count = {}
     for s in ir.nested(fn.body):
         targets = s.targets if isinstance(s, ir.Op) else s.defines if isinstance(s, ir.Plain) \

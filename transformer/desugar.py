@@ -2243,6 +2243,9 @@ class _Desugarer:
         """(names the function binds, names it imports), read once: the rewrites bind only
         fresh names, which no user callee is."""
         found = self.__dict__.get("_local_bindings")
+        census = self.census() if found is None else None
+        if census is not None and not census.has(gast.Import, gast.ImportFrom):
+            found = self._local_bindings = (set(census.assigned), set())    # (no walk)
         if found is None:       # (one walk: the stores and the imports)
             bound, imported = set(), set()
             for m in _walk(self.node):

@@ -118,6 +118,7 @@ class Census:
 
     def __init__(self, node):
         types, names, stores, attributes, chains = set(), set(), set(), set(), set()
+        assigned, store_t = set(), gast.Store
         defs, keyword_calls, spread, called, on_call = 0, False, False, False, False
         name_t, def_t, attr_t, call_t = gast.Name, gast.FunctionDef, gast.Attribute, gast.Call
         storing = (gast.Store, gast.Param)
@@ -128,6 +129,8 @@ class Census:
                 names.add(n.id)
                 if isinstance(n.ctx, storing):
                     stores.add(n.id)
+                    if type(n.ctx) is store_t:
+                        assigned.add(n.id)
             elif t is attr_t:
                 attributes.add(n.attr)
             elif t is call_t:
@@ -147,6 +150,7 @@ class Census:
         self.types, self.names, self.stores, self.attributes = types, names, stores, attributes
         self.call_chains, self.defs, self.keyword_calls = chains, defs, keyword_calls
         self.spread, self.called_in_place, self.on_call = spread, called, on_call
+        self.assigned = assigned
 
     def has(self, *kinds):
         """Whether the tree holds a node of one of `kinds`."""
@@ -184,12 +188,13 @@ def bound(node):
     return out
 
 
-def apart(src, reserved):
+def apart(src, reserved, names=None):
     """(src, {name: placeholder}): `src` itself when no user name clashes with `reserved`
-    (name -> secant's object of that name), else a copy whose tree is renamed."""
+    (name -> secant's object of that name), else a copy whose tree is renamed. names:
+    _names(src.node, bound_too=True), where a walk of the caller's read it already."""
     if not reserved:
         return src, {}
-    used, bound_ = _names(src.node, bound_too=True)
+    used, bound_ = names or _names(src.node, bound_too=True)
     clash = set()
     for name in used & set(reserved):
         if name not in bound_:

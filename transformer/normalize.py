@@ -123,23 +123,37 @@ def _getter_return(fn):
 def _census(fdef):
     """What the Normaliser reads of the whole function before it starts, in one walk (issue
     19: each was a walk of its own): (_names_in(fdef), the nodes _list_like_params reads, the
-    first yield or await (ast.walk's order) or None, the names of the lists appended to)."""
+    first yield or await (ast.walk's order) or None, the names of the lists appended to,
+    hygiene._names(fdef, bound_too=True): what hygiene.apart reads)."""
     names, listed, grown, yields = set(), [], set(), None
+    used, bound = set(), set()      # (hygiene._names': classes and imports too)
     name_t, def_t = gast.Name, gast.FunctionDef
     listing = (gast.Assign, gast.For, gast.comprehension, gast.Subscript)
     yielding = (gast.Yield, gast.YieldFrom, gast.Await)
+    binding = (gast.Store, gast.Param, gast.Del)
     for n in walk(fdef):
         if isinstance(n, name_t):
             names.add(n.id)
+            if isinstance(n.ctx, binding):
+                bound.add(n.id)
         elif isinstance(n, def_t):
             names.add(n.name)
+            if n is not fdef:
+                bound.add(n.name)
+        elif isinstance(n, gast.ClassDef):
+            used.add(n.name)
+            bound.add(n.name)
+        elif isinstance(n, gast.alias):
+            alias = (n.asname or n.name).split(".")[0]
+            used.add(alias)
+            bound.add(alias)
         if isinstance(n, listing):
             listed.append(n)
         elif yields is None and isinstance(n, yielding):
             yields = n
         elif is_growth(n):
             grown.add(n.func.value.id)
-    return names, listed, yields, grown
+    return names, listed, yields, grown, (used | names, bound)
 
 
 def _names_and_bound(fdef):
@@ -355,11 +369,15 @@ class Normaliser(ContainerMixin):
         self.outputs_of = outputs_of
         self.what = "batched" if self.batching else "differentiated"
         # user names that clash with names generated code uses for itself: renamed apart
-        self.src, self.renamed = hygiene.apart(function_source(fn), reserved)
+        src = function_source(fn)
+        census = _census(src.node)      # (one walk for apart's names and the Normaliser's)
+        self.src, self.renamed = hygiene.apart(src, reserved, census[4])
         self.reserved = reserved
         self.node = self.src.node
         self.params = [a.id for a in self.node.args.posonlyargs + self.node.args.args]
-        names, listed, self._yields, self._grown = _census(self.node)
+        if self.node is not src.node:   # (renamed apart: a tree of its own)
+            census = _census(self.node)
+        names, listed, self._yields, self._grown, _ = census
         self.list_params = _list_like_params(self.node, self.params + [  # (a jvp's tangents:
             a.id for a in self.node.args.kwonlyargs], listed)            # keyword-only)
         self.names = Names(names.union(self.params, vars(builtins).keys(), reserved or ()))
@@ -797,9 +815,9 @@ class Normaliser(ContainerMixin):
         transform follows. Refused here, the function traced on each call instead (as a call
         whose result is dropped is)."""
         if self.src.generated or not isinstance(func, gast.Attribute) \
-                or not isinstance(func.value, gast.Name) or not self._tracked_names_in(node) \
-                or not self._is_local(func.value.id) or not self._built_here(func.value.id):
-            return
+                or not isinstance(func.value, gast.Name) or not self._is_local(func.value.id) \
+                or not self._tracked_names_in(node) or not self._built_here(func.value.id):
+            return          # (a local's method first: `snp.sin(x)`'s call not walked, issue 19)
         classes = {self._resolve(n.value.func) for n in walk(self.node)
                    if isinstance(n, gast.Assign) and isinstance(n.value, gast.Call)
                    and any(isinstance(t, gast.Name) and t.id == func.value.id
@@ -1992,15 +2010,21 @@ class Normaliser(ContainerMixin):
             return got[4]
         own = {n.id for n in hygiene.walk_scope(body) if isinstance(n, gast.Name)
                and isinstance(n.ctx, gast.Store)}       # (not a comprehension's variables)
-        every = {n.id for s in body for n in walk(s)
-                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        every, comprehensions = set(), []       # (one walk for both: issue 19)
+        for s in body:
+            for n in walk(s):
+                if isinstance(n, gast.Name):
+                    if isinstance(n.ctx, gast.Store):
+                        every.add(n.id)
+                elif isinstance(n, gast.comprehension):
+                    comprehensions.append(n)
         stored = every - {target_id}
         if self.src.generated:      # a derivative's nested def (a scan body) in the loop: its
             stored -= _nested_def_locals(body)     # locals (`carry, x, ... = step`) are its own
         # a comprehension's variables are its own (`sum(a * k for a, k in zip(row, ks))` in
         # the loop and again after it: no loop name, no unbound check of the outer k)
-        stored -= {m.id for s in body for n in walk(s) if isinstance(n, gast.comprehension)
-                   for m in walk(n.target) if isinstance(m, gast.Name)} - own
+        stored -= {m.id for n in comprehensions for m in walk(n.target)
+                   if isinstance(m, gast.Name)} - own
         # (the body's statements held, not their ids: one replaced by a new statement at a
         # freed one's address is another body)
         memo[id(stmt)] = (stmt, body, tuple(body), target_id, (own, every, stored))
