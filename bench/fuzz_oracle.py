@@ -15,7 +15,6 @@ statements it does not need dropped) and printed once per (letter, reason) kind.
 import argparse
 import collections
 import contextlib
-import glob
 import importlib.util
 import io
 import pathlib
@@ -25,15 +24,8 @@ import time
 import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-# secant from this worktree (its editable finder), its dependencies (gast) from its venv
-sys.path.append(str(next(iter(glob.glob(str(ROOT / ".venv/lib/python3*/site-packages"))))))
-_finder = glob.glob(str(ROOT / ".venv/lib/python3*/site-packages/__editable___secant*finder.py"))
-if _finder:
-    _spec = importlib.util.spec_from_file_location("secant_finder", _finder[0])
-    _mod = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(_mod)
-    _mod.install()
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
+import oracle_env  # noqa: E402,F401  (this worktree's secant, tests/ on the path)
 
 import jax
 from user_programs import fuzz, numerics

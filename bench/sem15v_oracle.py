@@ -8,8 +8,6 @@ or branch point (grad, grad of grad, jacfwd(jacrev), jacrev(jacfwd), hessian, ji
 grad), read by tests/test_sem15v_semantics.py (which never imports jax)."""
 import argparse
 import contextlib
-import glob
-import importlib.util
 import io
 import math
 import pathlib
@@ -18,15 +16,8 @@ import sys
 import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-# secant from this worktree (its editable finder), its dependencies (gast) from its venv
-sys.path.append(str(next(iter(glob.glob(str(ROOT / ".venv/lib/python3*/site-packages"))))))
-_finder = glob.glob(str(ROOT / ".venv/lib/python3*/site-packages/__editable___secant*finder.py"))
-if _finder:
-    _spec = importlib.util.spec_from_file_location("secant_finder", _finder[0])
-    _mod = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(_mod)
-    _mod.install()
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
+import oracle_env  # noqa: E402,F401  (this worktree's secant, tests/ on the path)
 
 import jax
 from user_programs import fuzz

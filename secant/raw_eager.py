@@ -348,10 +348,9 @@ _matmul = np.matmul
 _add_reduce = np.add.reduce
 
 
-def _fast_matmul_grad_x(t, x, y):
-    """helpers.matmul_grad_x(t, x, y) of three eager float matrices of one dtype, t of x @ y's
-    shape: t @ y.T, as snp.swapaxes and snp.matmul compute it (unbroadcast to x's own shape and
-    dtype has nothing to do)."""
+def _matmul_values(t, x, y):
+    """The NumPy values of t, x and y where they are eager float matrices of one dtype and t
+    has x @ y's shape, else None."""
     if type(t) is Array and type(x) is Array and type(y) is Array:
         tv, xv, yv = t._npy, x._npy, y._npy
         if type(tv) is _ndarray and type(xv) is _ndarray and type(yv) is _ndarray \
@@ -359,24 +358,27 @@ def _fast_matmul_grad_x(t, x, y):
             dt = tv.dtype
             if dt in _FAST_FLOATS and xv.dtype == dt and yv.dtype == dt \
                     and tv.shape == (xv.shape[0], yv.shape[1]) and xv.shape[1] == yv.shape[0]:
-                return _wrap_ndarray(_quiet_call(_matmul, tv, yv.swapaxes(0, 1)),
-                                     t.weak_type and y.weak_type)
-    return helpers.matmul_grad_x(t, x, y)
+                return tv, xv, yv
+    return None
+
+
+def _fast_matmul_grad_x(t, x, y):
+    """helpers.matmul_grad_x(t, x, y) of three such matrices: t @ y.T, as snp.swapaxes and
+    snp.matmul compute it (unbroadcast to x's own shape and dtype has nothing to do)."""
+    values = _matmul_values(t, x, y)
+    if values is None:
+        return helpers.matmul_grad_x(t, x, y)
+    tv, _, yv = values
+    return _wrap_ndarray(_quiet_call(_matmul, tv, yv.swapaxes(0, 1)), t.weak_type and y.weak_type)
 
 
 def _fast_matmul_grad_y(t, x, y):
-    """helpers.matmul_grad_y(t, x, y) of three eager float matrices of one dtype, t of x @ y's
-    shape: x.T @ t, as snp.swapaxes and snp.matmul compute it."""
-    if type(t) is Array and type(x) is Array and type(y) is Array:
-        tv, xv, yv = t._npy, x._npy, y._npy
-        if type(tv) is _ndarray and type(xv) is _ndarray and type(yv) is _ndarray \
-                and tv.ndim == 2 and xv.ndim == 2 and yv.ndim == 2:
-            dt = tv.dtype
-            if dt in _FAST_FLOATS and xv.dtype == dt and yv.dtype == dt \
-                    and tv.shape == (xv.shape[0], yv.shape[1]) and xv.shape[1] == yv.shape[0]:
-                return _wrap_ndarray(_quiet_call(_matmul, xv.swapaxes(0, 1), tv),
-                                     x.weak_type and t.weak_type)
-    return helpers.matmul_grad_y(t, x, y)
+    """helpers.matmul_grad_y(t, x, y) of three such matrices: x.T @ t."""
+    values = _matmul_values(t, x, y)
+    if values is None:
+        return helpers.matmul_grad_y(t, x, y)
+    tv, xv, _ = values
+    return _wrap_ndarray(_quiet_call(_matmul, xv.swapaxes(0, 1), tv), x.weak_type and t.weak_type)
 
 
 def _fast_unbroadcast(t, x):
