@@ -152,3 +152,19 @@ def test_like_constants_take_dtype_and_shape_under_every_transform(name):
     np.testing.assert_array_equal(np.asarray(twos), np.full((2, 2), fill))
     _, t = secant.jvp(f, (x,), (np.ones_like(x),))
     np.testing.assert_allclose(float(t), float(np.sum(2 * fill * x)), rtol=1e-6)
+
+
+def test_complex_checks_keep_gradients_and_batch():
+    """The checks above sit in the sources the transforms read: derivatives through them are
+    unchanged (frexp's mantissa 2**-e, ldexp's 2**n, copysign's sign) and vmap refuses complex
+    as eager does."""
+    x = np.array([1.5, -2.0, 0.3])
+    np.testing.assert_allclose(np.asarray(secant.grad(lambda x: snp.sum(snp.frexp(x)[0]))(x)),
+                               1 / 2.0 ** np.frexp(x)[1])
+    np.testing.assert_allclose(np.asarray(secant.grad(lambda x: snp.sum(snp.ldexp(x, 3)))(x)), 8.0)
+    np.testing.assert_allclose(
+        np.asarray(secant.vmap(secant.grad(lambda x: snp.copysign(x, -1.0) * x))(x)), -2 * abs(x))
+    with pytest.raises(TypeError, match="copysign does not support complex"):
+        secant.vmap(lambda z: snp.copysign(z, -1.0))(COMPLEX)
+    with pytest.raises(ValueError, match="isneginf does not support complex"):
+        secant.vmap(snp.isneginf)(COMPLEX)

@@ -14,6 +14,7 @@ from secant import lax
 from secant.numpy import creation, indexing, products, reductions, ufuncs
 from secant.custom import custom_jvp
 from secant.numpy.composite import source_for
+from secant.backends.errors import where as _where
 
 shapes = importlib.import_module("secant.numpy.shape")    # (snp.shape is the function)
 
@@ -149,7 +150,9 @@ def _sinc_maclaurin_jvp(k, primals, tangents):
 @source_for(ufuncs.copysign)
 def copysign(x1, x2):
     # (+ zeros_like(x2): promoted with x2 as jnp's, so copysign(1.0, x) is not weak)
-    x1, x2 = ufuncs.real_only("copysign", x1, x2)
+    if snp.issubdtype(snp.result_type(x1, x2), snp.complexfloating):
+        raise ufuncs.SecantTypeError("copysign does not support complex-valued inputs"
+                              + _where())
     magnitude = snp.abs(_inexact(x1)) + snp.zeros_like(x2)
     return snp.where(snp.signbit(x2), -magnitude, magnitude)
 
@@ -184,14 +187,17 @@ def fmod(x1, x2):
 
 @source_for(ufuncs.heaviside)
 def heaviside(x1, x2):
-    x1 = _inexact(ufuncs.real_only("heaviside", x1, x2)[0])
+    if snp.issubdtype(snp.result_type(x1, x2), snp.complexfloating):
+        raise ufuncs.SecantTypeError("heaviside does not support complex-valued inputs"
+                              + _where())
+    x1 = _inexact(x1)
     return snp.where(x1 < 0, 0.0, snp.where(x1 > 0, 1.0, x2))
 
 
 @source_for(ufuncs.float_power)
 def float_power(x1, x2):
     dt = snp.result_type(1.0)       # float64 when x64 is on, else float32 (complex likewise)
-    if snp.iscomplexobj(x1) or snp.iscomplexobj(x2):
+    if snp.issubdtype(snp.result_type(x1, x2), snp.complexfloating):
         dt = snp.result_type(1j)
     return snp.power(snp.asarray(x1).astype(dt), snp.asarray(x2).astype(dt))
 
@@ -217,13 +223,17 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 @source_for(ufuncs.isposinf)
 def isposinf(x):
-    x = ufuncs.real_only("isposinf", x, error=ufuncs.SecantValueError)
+    if snp.issubdtype(snp.result_type(x), snp.complexfloating):
+        raise ufuncs.SecantValueError("isposinf does not support complex-valued inputs"
+                              + _where())
     return snp.isinf(x) & (x > 0)
 
 
 @source_for(ufuncs.isneginf)
 def isneginf(x):
-    x = ufuncs.real_only("isneginf", x, error=ufuncs.SecantValueError)
+    if snp.issubdtype(snp.result_type(x), snp.complexfloating):
+        raise ufuncs.SecantValueError("isneginf does not support complex-valued inputs"
+                              + _where())
     return snp.isinf(x) & (x < 0)
 
 
@@ -627,6 +637,11 @@ def cumulative_sum(a, axis=None, dtype=None, out=None):
     axis = reductions._array_api_axis("cumulative_sum", a, axis)
     return snp.cumsum(snp.asarray(a).astype(_cumulative_sum_dtype(snp.result_type(a), dtype)),
                       axis)
+
+
+@source_for(reductions.cumulative_prod)
+def cumulative_prod(a, axis=None, dtype=None, out=None):
+    return snp.cumprod(a, reductions._array_api_axis("cumulative_prod", a, axis), dtype)
 
 
 @source_for(reductions.ptp)

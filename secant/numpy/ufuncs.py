@@ -73,21 +73,21 @@ def absolute(x, /):
 abs = absolute
 
 
-def real_only(name, *xs, error=SecantTypeError):
-    """Raise as JAX's `name` does where an argument is complex (the function reads a sign, an
-    order or an exponent, which a complex number lacks; NumPy's kernels would drop the imaginary
-    part or compare real parts). A static query: the dtypes decide it."""
+def _real_only(name, *xs, error=SecantTypeError):
+    """xs, after raising as JAX's `name` does where one is complex (the function reads a sign,
+    an order or an exponent, which a complex number lacks; NumPy's kernels would drop the
+    imaginary part or compare real parts). The eager ops call it; the sources the transforms
+    read (sources_existing.py) check with `snp.iscomplexobj` in their own `if`, since a call's
+    result there would be read as a new value."""
     for x in xs:
         if np.iscomplexobj(x) if not hasattr(x, "dtype") else dtypes.is_complex(x.dtype):
             raise error(f"{name} does not support complex-valued inputs" + _where())
     return xs[0] if len(xs) == 1 else xs
 
 
-real_only.__secant_static_query__ = True
-
 
 def fabs(x, /):
-    return ew.abs_p.bind(to_inexact(real_only("fabs", x)))
+    return ew.abs_p.bind(to_inexact(_real_only("fabs", x)))
 
 
 def positive(x, /):
@@ -198,12 +198,12 @@ def isinf(x, /):
 
 
 def isposinf(x, /):
-    x = to_inexact(real_only("isposinf", x, error=SecantValueError))
+    x = to_inexact(_real_only("isposinf", x, error=SecantValueError))
     return ew.eq_p.bind(x, convert(np.inf, x.dtype))
 
 
 def isneginf(x, /):
-    x = to_inexact(real_only("isneginf", x, error=SecantValueError))
+    x = to_inexact(_real_only("isneginf", x, error=SecantValueError))
     return ew.eq_p.bind(x, convert(-np.inf, x.dtype))
 
 
@@ -444,7 +444,7 @@ def divmod(x1, x2, /):
 
 
 def hypot(x1, x2, /):
-    x1, x2 = promote_inexact(*real_only("hypot", x1, x2, error=SecantValueError))
+    x1, x2 = promote_inexact(*_real_only("hypot", x1, x2, error=SecantValueError))
     # big |x1| * sqrt(1 + (small / big)^2), as NumPy's and JAX's: sqrt(x1^2 + x2^2) overflows
     # past sqrt(max) (1.8e19 in float32) and underflows below sqrt(tiny); an infinite argument
     # gives inf even beside a nan
@@ -479,7 +479,7 @@ def _sign_bit(x):
 
 
 def copysign(x1, x2, /):
-    x1, x2 = promote_inexact(*real_only("copysign", x1, x2))
+    x1, x2 = promote_inexact(*_real_only("copysign", x1, x2))
     neg = _sign_bit(x2)
     a = ew.abs_p.bind(x1)
     return ew.select_p.bind(neg, ew.neg_p.bind(a), a)
@@ -532,14 +532,14 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 def heaviside(x1, x2, /):
-    x1, x2 = promote_inexact(*real_only("heaviside", x1, x2))
+    x1, x2 = promote_inexact(*_real_only("heaviside", x1, x2))
     zero = convert(0, x1.dtype)
     return where(ew.lt_p.bind(x1, zero), zero,
                  where(ew.gt_p.bind(x1, zero), convert(1, x1.dtype), x2))
 
 
 def signbit(x, /):
-    x = ensure_array(real_only("signbit", x, error=SecantValueError))
+    x = ensure_array(_real_only("signbit", x, error=SecantValueError))
     if dtypes.is_unsigned(x.dtype) or dtypes.is_bool(x.dtype):
         return full_like_bool(x, False)
     if dtypes.is_int(x.dtype):
