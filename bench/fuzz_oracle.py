@@ -68,25 +68,28 @@ def minimise(src, args, t, letter, why):
         except Exception:                        # noqa: BLE001 -- a broken candidate
             return False
     stmts, ret = fuzz.statements(src)
+    idiom = fuzz.IDIOM_HELPERS in src
     for name in [s.split(" = ")[0].split(", ")[0] for s in stmts]:
         if name.startswith("v") and ret.split(" ")[0] != name:
-            cand = fuzz.source(stmts, name)
+            cand = fuzz.source(stmts, name, idiom)
             if same(cand):
                 ret = name
                 break
     i = len(stmts) - 1
     while i >= 0:
         cand = stmts[:i] + stmts[i + 1:]
-        if cand and same(fuzz.source(cand, ret)):
+        if cand and same(fuzz.source(cand, ret, idiom)):
             stmts = cand
         i -= 1
-    return fuzz.source(stmts, ret)
+    return fuzz.source(stmts, ret, idiom)
 
 
 def fuzz_run(n, seed, show):
     tally, kinds, t0 = collections.Counter(), {}, time.process_time()
     runs = 0
     for s in range(seed, seed + n):
+        if (s - seed) % 10 == 0:
+            print(f"(seed {s}, {time.process_time() - t0:.0f} CPU s)", flush=True)
         src, args = fuzz.generate(s)
         try:
             judged = compare(src, args, fuzz.applicable(args, s))
