@@ -32,6 +32,8 @@ if _finder:
     _spec = importlib.util.spec_from_file_location("secant_finder", _finder[0])
     _mod = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(_mod)
+    # secant from this copy of the tree (a snapshot run while the worktree is edited)
+    _mod.MAPPING.update({k: str(ROOT / pathlib.Path(v).name) for k, v in _mod.MAPPING.items()})
     _mod.install()
 sys.path.insert(0, str(ROOT / "tests"))
 
