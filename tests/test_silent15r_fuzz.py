@@ -47,6 +47,12 @@ KNOWN = {
        "function it transforms (grad of it too, and x[:2] + x[:3] alike); here grad raises "
        "only because g calls f as written"
        for t in ("vmap", "jvp", "vmap_grad", "vmap_vmap")},
+    **{("bool_product_of_a_nan_cotangent", t): "the output is nan there (remainder(x, 0)); "
+       "secant's and JAX's derivatives differ in how 0 * inf resolves: JAX transposes b * c (b "
+       "a bool) as ct * float(b), secant as b * ct, a select as JAX's own primal b * inf is "
+       "(0); secant's is the right one where the output is finite (grad of sum(sqrt(b * x)) "
+       "at b = False: secant 0, JAX nan)"
+       for t in ("grad", "vmap_grad", "jacrev_jacfwd", "vjp_dict")},
     ("max_ignores_a_nan_tangent_not_chosen", "jacfwd"): "JAX's jacfwd is nan where its jvp is "
     "2.582 (under vmap XLA does not rewrite tangent * hits as a select, so the nan tangent of "
     "0 ** 0 not chosen reaches the max); secant selects under both",
@@ -248,3 +254,24 @@ def test_tangent_promoted_before_it_is_scaled(op, how):
     want = t.astype(np.float32) * (-1000.0 if op == "subtract" else 1000.0)
     assert out.dtype == np.float32
     np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+def test_at_divide_and_power():
+    """x.at[i].divide(v) and x.at[i].power(v) under grad, vmap, jvp, hessian, ... were refused
+    (SourceError, fuzz15v seed 20013); they are JAX's x / ones_like(x).at[i].mul(v) (and x **
+    ...) now (transformer/normalize.py at_update). JAX's outcomes, and the derivative in the
+    updated values (which JAX refuses: scatter_mul gradients need unique_indices=True) against
+    the closed forms -x1 / v**2 and x1**v log(x1)."""
+    check("at_divide_and_power")
+    x, v = np.array([1.5, 2.0, 0.5], np.float32), np.float32(3.0)
+    d = secant.grad(lambda v: snp.sum(snp.asarray(x).at[1].divide(v)))(v)
+    np.testing.assert_allclose(d, -2.0 / 9.0, rtol=1e-6)
+    p = secant.grad(lambda v: snp.sum(snp.asarray(x).at[1:].power(v)))(v)
+    np.testing.assert_allclose(p, 8 * np.log(2.0) + 0.125 * np.log(0.5), rtol=1e-6)
+
+
+def test_bool_product_of_a_nan_cotangent():
+    """remainder(x, (y > 0) * x) at y = [1, -1]: the second output is nan (remainder by 0);
+    JAX's derivatives there differ from secant's under grad, vmap(grad), jacrev(jacfwd) and
+    vjp, KNOWN (fuzz15v, seed 11016)."""
+    check("bool_product_of_a_nan_cotangent")

@@ -918,7 +918,7 @@ def _f32(*values, dtype="float32"):
 
 
 # the regressions run under IDIOM_TRANSFORMS too (found by the third grammar)
-IDIOM_REGRESSIONS = set()
+IDIOM_REGRESSIONS = {"at_divide_and_power", "bool_product_of_a_nan_cotangent"}
 
 # programs the fuzzer found secant differing from JAX on (minimised), each with a named test in
 # tests/test_silent15r_fuzz.py: name -> (source, args)
@@ -987,4 +987,16 @@ REGRESSIONS = {
     # generated jvp and vmap drop it as dead code and give the value (fuzz seed 10325)
     "dead_integer_negative_power": (source(["v1 = y ** -1"], "x * 2"),
                                     (_f32(1.5, -0.5, 2.0), ([3, -1, 2], "int32", (3,)))),
+    # x.at[i].divide(v) and .power(v) under any derivative were refused (SourceError: "the
+    # derivative of .at[...].divide() is not supported yet"); JAX's x / ones.at[i].mul(v)
+    # (fuzz15v, seed 20013)
+    "at_divide_and_power": (source(["v1 = x.at[0].divide(4.0)", "v2 = v1.at[1:].power(2)"],
+                                   "v2 * y", idiom=True),
+                            (_f32(1.5, -2.0, 0.5), _f32(3.0))),
+    # not fixed (strict known): grad through b * c (b a bool) where c's cotangent is inf: JAX
+    # transposes the product as ct * float(b) (0 * inf = nan), secant as b * ct, a select
+    # like JAX's own primal b * inf (0) (fuzz15v, seed 11016)
+    "bool_product_of_a_nan_cotangent": (source(["v1 = snp.remainder(x, (y > 0) * x)"], "v1",
+                                               idiom=True),
+                                        (_f32(0.5), _f32(1.0, -1.0))),
 }
