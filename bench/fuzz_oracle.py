@@ -91,7 +91,8 @@ def fuzz_run(n, seed, show):
     runs = 0
     for s in range(seed, seed + n):
         if (s - seed) % 10 == 0:
-            print(f"(seed {s}, {time.process_time() - t0:.0f} CPU s)", flush=True)
+            print(f"(seed {s}, {time.process_time() - t0:.0f} CPU s, {runs} runs: "
+                  f"{dict(sorted(tally.items()))})", flush=True)
         src, args = fuzz.generate(s)
         try:
             judged = compare(src, args, fuzz.applicable(args, s))
