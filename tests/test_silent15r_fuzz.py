@@ -53,6 +53,15 @@ KNOWN = {
        "(0); secant's is the right one where the output is finite (grad of sum(sqrt(b * x)) "
        "at b = False: secant 0, JAX nan)"
        for t in ("grad", "vmap_grad", "jacrev_jacfwd", "vjp_dict")},
+    **{("unread_carry_of_a_loop_overflows", t): "nan, JAX's (and float64's) 0: fori_loop's "
+       "reverse pass (ad/rule_helpers.py fori_loop_vjp) carries the zero cotangent of the "
+       "unread carry c[0] (inf after an overflow) through the body's vjp, whose c[1] cotangent "
+       "gets 0 * c[0] = nan; JAX's loop drops a carry that no read output depends on (DCE). "
+       "A fix: the body's carry dependencies at transform time, the cotangents of carries "
+       "no read one depends on left out of the reverse loop"
+       for t in ("grad", "vmap_grad", "jit_grad", "jacrev_jacfwd", "hessian", "grad3", "grad4",
+                 "jacfwd_jacrev", "jit_hessian", "jit_vmap_grad", "jit_jacfwd_jacrev",
+                 "vjp_dict")},
     ("max_ignores_a_nan_tangent_not_chosen", "jacfwd"): "JAX's jacfwd is nan where its jvp is "
     "2.582 (under vmap XLA does not rewrite tangent * hits as a select, so the nan tangent of "
     "0 ** 0 not chosen reaches the max); secant selects under both",
@@ -275,3 +284,10 @@ def test_bool_product_of_a_nan_cotangent():
     JAX's derivatives there differ from secant's under grad, vmap(grad), jacrev(jacfwd) and
     vjp, KNOWN (fuzz15v, seed 11016)."""
     check("bool_product_of_a_nan_cotangent")
+
+
+def test_unread_carry_of_a_loop_overflows():
+    """fori_loop(0, 2, lambda i, c: (c[0] * c[1], tanh(c[1])), (x, sum(x) * 0.5))[1] at x[0] =
+    3e38 (c[0] overflows, unread): every reverse-mode derivative is nan, JAX's 0, KNOWN
+    (fuzz15v, seed 20030); forward mode (jvp, jacfwd, linearize) matches."""
+    check("unread_carry_of_a_loop_overflows")
