@@ -4,6 +4,7 @@ vmap(grad), grad(grad) (scalar x), jacfwd and jit(grad) by both, their outcomes 
 numerics.judge (value, dtype, shape, weak type; raises or not). Run with the JAX environment:
 
     /tmp/jaxenv/bin/python bench/fuzz_oracle.py --n 500 --seed 1000   # fuzz, print a summary
+    /tmp/jaxenv/bin/python bench/fuzz_oracle.py --n 50 --seed 20000   # the idioms' grammar
     /tmp/jaxenv/bin/python bench/fuzz_oracle.py --record               # fuzz_expected.py
     /tmp/jaxenv/bin/python bench/fuzz_oracle.py --record NAME ...      # only these again
 
