@@ -62,6 +62,11 @@ KNOWN = {
        for t in ("grad", "vmap_grad", "jit_grad", "jacrev_jacfwd", "hessian", "grad3", "grad4",
                  "jacfwd_jacrev", "jit_hessian", "jit_vmap_grad", "jit_jacfwd_jacrev",
                  "vjp_dict")},
+    ("remainder_by_zero_leaks_in_jacrev_jacfwd", "jacrev_jacfwd"): "nan in every output "
+    "element's second derivative in x[1, 1], where remainder(0, 0) = nan; JAX 0 where the "
+    "output element does not read x[1, 1] (the reverse pass of the batched jvp sums, over "
+    "the tangent directions, zero cotangents times the nan of y // v2 at that element; JAX's "
+    "floor_divide has a symbolic zero derivative); hessian (jacfwd of grad) matches",
     ("max_ignores_a_nan_tangent_not_chosen", "jacfwd"): "JAX's jacfwd is nan where its jvp is "
     "2.582 (under vmap XLA does not rewrite tangent * hits as a select, so the nan tangent of "
     "0 ** 0 not chosen reaches the max); secant selects under both",
@@ -291,3 +296,10 @@ def test_unread_carry_of_a_loop_overflows():
     3e38 (c[0] overflows, unread): every reverse-mode derivative is nan, JAX's 0, KNOWN
     (fuzz15v, seed 20030); forward mode (jvp, jacfwd, linearize) matches."""
     check("unread_carry_of_a_loop_overflows")
+
+
+def test_remainder_by_zero_leaks_in_jacrev_jacfwd():
+    """jacrev(jacfwd) of remainder(y, 2 * maximum(x, y)) with one element remainder(0, 0):
+    its nan reaches every output element's derivative in that x element, KNOWN (fuzz15v,
+    seed 11077); every other transform matches JAX."""
+    check("remainder_by_zero_leaks_in_jacrev_jacfwd")

@@ -1008,4 +1008,12 @@ REGRESSIONS = {
         source([("v1 = lax.fori_loop(0, 2, lambda i, c: (c[0] * c[1], snp.tanh(c[1])), "
                  "(x, snp.sum(x) * 0.5))[1]")], "v1", idiom=True),
         (_f32(3e38, 2.0), _f32(1.0))),
+    # not fixed (strict known): jacrev(jacfwd) of remainder(y, 2 * maximum(x, y)) where one
+    # element is remainder(0, 0) = nan: the second derivatives in that element of x are nan
+    # for every output element, JAX's 0 where the output does not depend on it (fuzz15v,
+    # seed 11077)
+    "remainder_by_zero_leaks_in_jacrev_jacfwd": (
+        source(["v1 = snp.maximum(x, y)", "v2 = v1 * 2"], "snp.remainder(y, v2)"),
+        (([1.0, 0.25, 1.0, 1e4, -2.0, 0.25], "float32", (2, 3)),
+         ([-2, 1, -2, 7, 0, 2], "int32", (2, 3)))),
 }
