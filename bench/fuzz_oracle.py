@@ -4,6 +4,7 @@ vmap(grad), grad(grad) (scalar x), jacfwd and jit(grad) by both, their outcomes 
 numerics.judge (value, dtype, shape, weak type; raises or not). Run with the JAX environment:
 
     /tmp/jaxenv/bin/python bench/fuzz_oracle.py --n 500 --seed 1000   # fuzz, print a summary
+    /tmp/jaxenv/bin/python bench/fuzz_oracle.py --n 50 --seed 20000   # the idioms' grammar
     /tmp/jaxenv/bin/python bench/fuzz_oracle.py --record               # fuzz_expected.py
     /tmp/jaxenv/bin/python bench/fuzz_oracle.py --record NAME ...      # only these again
 
@@ -25,7 +26,7 @@ import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-import oracle_env  # noqa: E402,F401  (this worktree's secant, tests/ on the path)
+import oracle_env  # noqa: E402,F401  (this tree's secant, tests/ on the path)
 
 import jax
 from user_programs import fuzz, numerics
@@ -60,25 +61,29 @@ def minimise(src, args, t, letter, why):
         except Exception:                        # noqa: BLE001 -- a broken candidate
             return False
     stmts, ret = fuzz.statements(src)
+    idiom = fuzz.IDIOM_HELPERS in src
     for name in [s.split(" = ")[0].split(", ")[0] for s in stmts]:
         if name.startswith("v") and ret.split(" ")[0] != name:
-            cand = fuzz.source(stmts, name)
+            cand = fuzz.source(stmts, name, idiom)
             if same(cand):
                 ret = name
                 break
     i = len(stmts) - 1
     while i >= 0:
         cand = stmts[:i] + stmts[i + 1:]
-        if cand and same(fuzz.source(cand, ret)):
+        if cand and same(fuzz.source(cand, ret, idiom)):
             stmts = cand
         i -= 1
-    return fuzz.source(stmts, ret)
+    return fuzz.source(stmts, ret, idiom)
 
 
 def fuzz_run(n, seed, show):
     tally, kinds, t0 = collections.Counter(), {}, time.process_time()
     runs = 0
     for s in range(seed, seed + n):
+        if (s - seed) % 10 == 0:
+            print(f"(seed {s}, {time.process_time() - t0:.0f} CPU s, {runs} runs: "
+                  f"{dict(sorted(tally.items()))})", flush=True)
         src, args = fuzz.generate(s)
         try:
             judged = compare(src, args, fuzz.applicable(args, s))

@@ -36,6 +36,26 @@ KNOWN = {
        for k, t in (("log1p_second_derivative_at_minus_one", "jacrev_jacfwd"),
                     ("hessian_of_gammaln_at_its_pole", "jacrev_jacfwd"),
                     ("max_ignores_a_nan_tangent_not_chosen", "hessian"))},
+    **{("bool_product_of_a_nan_cotangent", t): "the output is nan there (remainder(x, 0)); "
+       "secant's and JAX's derivatives differ in how 0 * inf resolves: JAX transposes b * c (b "
+       "a bool) as ct * float(b), secant as b * ct, a select as JAX's own primal b * inf is "
+       "(0); secant's is the right one where the output is finite (grad of sum(sqrt(b * x)) "
+       "at b = False: secant 0, JAX nan)"
+       for t in ("grad", "vmap_grad", "jacrev_jacfwd", "vjp_dict")},
+    **{("unread_carry_of_a_loop_overflows", t): "nan, JAX's (and float64's) 0: fori_loop's "
+       "reverse pass (ad/rule_helpers.py fori_loop_vjp) carries the zero cotangent of the "
+       "unread carry c[0] (inf after an overflow) through the body's vjp, whose c[1] cotangent "
+       "gets 0 * c[0] = nan; JAX's loop drops a carry that no read output depends on (DCE). "
+       "A fix: the body's carry dependencies at transform time, the cotangents of carries "
+       "no read one depends on left out of the reverse loop"
+       for t in ("grad", "vmap_grad", "jit_grad", "jacrev_jacfwd", "hessian", "grad3", "grad4",
+                 "jacfwd_jacrev", "jit_hessian", "jit_vmap_grad", "jit_jacfwd_jacrev",
+                 "vjp_dict")},
+    ("remainder_by_zero_leaks_in_jacrev_jacfwd", "jacrev_jacfwd"): "nan in every output "
+    "element's second derivative in x[1, 1], where remainder(0, 0) = nan; JAX 0 where the "
+    "output element does not read x[1, 1] (the reverse pass of the batched jvp sums, over "
+    "the tangent directions, zero cotangents times the nan of y // v2 at that element; JAX's "
+    "floor_divide has a symbolic zero derivative); hessian (jacfwd of grad) matches",
     ("max_ignores_a_nan_tangent_not_chosen", "jacfwd"): "JAX's jacfwd is nan where its jvp is "
     "2.582 (under vmap XLA does not rewrite tangent * hits as a select, so the nan tangent of "
     "0 ** 0 not chosen reaches the max); secant selects under both",
@@ -239,3 +259,38 @@ def test_tangent_promoted_before_it_is_scaled(op, how):
     want = t.astype(np.float32) * (-1000.0 if op == "subtract" else 1000.0)
     assert out.dtype == np.float32
     np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+def test_at_divide_and_power():
+    """x.at[i].divide(v) and x.at[i].power(v) under grad, vmap, jvp, hessian, ... were refused
+    (SourceError, fuzz15v seed 20013); they are JAX's x / ones_like(x).at[i].mul(v) (and x **
+    ...) now (transformer/normalize.py at_update). JAX's outcomes, and the derivative in the
+    updated values (which JAX refuses: scatter_mul gradients need unique_indices=True) against
+    the closed forms -x1 / v**2 and x1**v log(x1)."""
+    check("at_divide_and_power")
+    x, v = np.array([1.5, 2.0, 0.5], np.float32), np.float32(3.0)
+    d = secant.grad(lambda v: snp.sum(snp.asarray(x).at[1].divide(v)))(v)
+    np.testing.assert_allclose(d, -2.0 / 9.0, rtol=1e-6)
+    p = secant.grad(lambda v: snp.sum(snp.asarray(x).at[1:].power(v)))(v)
+    np.testing.assert_allclose(p, 8 * np.log(2.0) + 0.125 * np.log(0.5), rtol=1e-6)
+
+
+def test_bool_product_of_a_nan_cotangent():
+    """remainder(x, (y > 0) * x) at y = [1, -1]: the second output is nan (remainder by 0);
+    JAX's derivatives there differ from secant's under grad, vmap(grad), jacrev(jacfwd) and
+    vjp, KNOWN (fuzz15v, seed 11016)."""
+    check("bool_product_of_a_nan_cotangent")
+
+
+def test_unread_carry_of_a_loop_overflows():
+    """fori_loop(0, 2, lambda i, c: (c[0] * c[1], tanh(c[1])), (x, sum(x) * 0.5))[1] at x[0] =
+    3e38 (c[0] overflows, unread): every reverse-mode derivative is nan, JAX's 0, KNOWN
+    (fuzz15v, seed 20030); forward mode (jvp, jacfwd, linearize) matches."""
+    check("unread_carry_of_a_loop_overflows")
+
+
+def test_remainder_by_zero_leaks_in_jacrev_jacfwd():
+    """jacrev(jacfwd) of remainder(y, 2 * maximum(x, y)) with one element remainder(0, 0):
+    its nan reaches every output element's derivative in that x element, KNOWN (fuzz15v,
+    seed 11077); every other transform matches JAX."""
+    check("remainder_by_zero_leaks_in_jacrev_jacfwd")

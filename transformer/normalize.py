@@ -4452,11 +4452,20 @@ class Normaliser(ContainerMixin):
         raise self.src.error(node, "sum() of arrays is differentiated for a list or a "
                              "comprehension, e.g. sum([a, b, c]); use snp.sum for an array")
 
-    def at_update(self, node, base_node, index_node, method):
+    def at_update(self, node, base_node, index_node, method, base=None):
         if method == "get" and not node.keywords and not node.args:       # x.at[i].get(): x[i]
             return self.subscript(gast.copy_location(
                 gast.Subscript(value=base_node, slice=index_node, ctx=gast.Load()), node))
-        base, index = self.operand(base_node), None
+        if method in ("divide", "power") and base is None:  # JAX's: x / ones_like(x).at[i].mul(v)
+            x = self.operand(base_node)                     # (x ** ... for power)
+            if isinstance(x, ir.Expr) and not self._tracked_names_in(node):
+                return self._inactive(node)
+            factors = self.at_update(node, base_node, index_node, "mul",
+                                     base=self._emit("ones_like", {"x": x}, {}))
+            return self._emit("true_divide" if method == "divide" else "power",
+                              {"x": x, "y": factors}, {})
+        ones = base is not None                             # (the factors of divide, power)
+        base, index = self.operand(base_node) if base is None else base, None
         opname = AT_METHODS.get(method, "at_get" if method == "get" else None)
         statics = self._at_keywords(node, method)
         if len(node.args) != (method != "get"):
@@ -4480,7 +4489,9 @@ class Normaliser(ContainerMixin):
                 {"a": base, "values": values, "idx": index}
             return self._emit(opname, operands, statics, _at_hint(base, method))   # per example
         if isinstance(base, ir.Expr) and isinstance(values, ir.Expr):
-            return self._inactive(node)
+            return self._inactive(node) if not ones else self._emit(    # (divide's factors)
+                opname, {"a": base, "values": values},
+                {"idx": _index_src(index_node, self), **statics})
         if opname is None:
             raise self.src.error(node, f"the derivative of .at[...].{method}() is not "
                                  f"supported yet; use one of {sorted(AT_METHODS)}")
