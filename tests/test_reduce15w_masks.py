@@ -101,3 +101,33 @@ def test_float32_mask_gradient_keeps_the_dtype():
     g = secant.grad(lambda a: snp.mean(a * a, where=C.M, axis=1).sum())(x)
     assert g.dtype == np.float32
     np.testing.assert_allclose(g, np.where(C.M, x, 0), rtol=1e-6)    # 2 x / 2 kept a row
+
+
+def masked_mean_loss(pred, target, mask):
+    """Squared error averaged over each padded sequence's kept steps, then over sequences."""
+    err = (pred - target) ** 2
+    return snp.mean(snp.mean(err, where=mask, axis=1))
+
+
+def test_masked_mean_gradient_source_is_locked(x64):
+    """The generated gradient of a masked loss reads as written by hand (golden), and its
+    numbers are the closed form 2 (pred - target) m / (count_row * rows)."""
+    import os
+    import pathlib
+
+    from test_golden import generated_program
+    grad = secant.grad(masked_mean_loss)
+    text = generated_program(grad)
+    path = pathlib.Path(__file__).parent / "golden" / "reduce15w" / "masked_mean_loss_grad.py.txt"
+    if os.environ.get("SECANT_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+    assert text == path.read_text(), ("the generated source of grad(masked_mean_loss) changed; "
+                                      "regenerate with SECANT_UPDATE_GOLDEN=1 and review it")
+    pred, target = C.X, C.X[::-1] * 0.5
+    mask = C.M2
+    want = 2 * (pred - target) * mask / (mask.sum(axis=1, keepdims=True) * 2)
+    np.testing.assert_allclose(grad(pred, target, mask), want, rtol=1e-12)
+    np.testing.assert_allclose(grad(pred, target, mask),
+                               grad_fd(masked_mean_loss, pred.copy(), target, mask),
+                               rtol=1e-6, atol=1e-8)
