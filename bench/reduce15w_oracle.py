@@ -13,7 +13,7 @@ import reduce15w_cases as C
 
 head = f"# recorded by bench/reduce15w_oracle.py (jax {jax.__version__}, x64): do not edit"
 out = [head, "nan = float('nan')", "GRADS = {"]
-for name, f in C.cases(jnp).items():
+for name, f in {**C.cases(jnp), **C.tie_cases(jnp)}.items():
     out.append(f"    {name!r}: ({float(f(C.X))!r}, "
                f"{onp.asarray(jax.grad(f)(C.X)).tolist()!r}),")
 out.append("}")

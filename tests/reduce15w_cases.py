@@ -40,6 +40,16 @@ def cases(np):
         "where_one_arg_traced": lambda x: (x[np.where(x > 0, size=3)] ** 2).sum(),
         "where_one_arg_fill": lambda x: x.ravel()[np.where(M.ravel(), size=5,
                                                            fill_value=1)[0]].sum(),
+        "any_all_where": lambda x: (np.where(np.any(x > 2, where=M, axis=1), 1.0, 2.0)
+                                    @ x[:, 0] + np.where(np.all(x < 3.5, where=M), x[0, 0], 0.0)),
+    }
+
+
+# a kept entry equal to initial (X[1, 1] == 4.0) where some entries are masked out
+def tie_cases(np):
+    return {
+        "max_where_tie": lambda x: np.max(x, where=M, initial=4.0),
+        "min_where_tie_axis": lambda x: np.min(x, where=M, initial=0.5, axis=1).sum(),
     }
 
 

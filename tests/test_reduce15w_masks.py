@@ -25,9 +25,17 @@ def _fd_ok(name):
     return not name.startswith("where_one_arg")     # (piecewise: fine, the selection is fixed)
 
 
-@pytest.mark.parametrize("name", list(CASES))
+_TIE = ("max/min(a, where=m, initial=v) fill the masked-out entries with v (jnp: -inf/inf, "
+        "then maximum with v): the same values, but at an exact tie of a kept entry with v the "
+        "masked-out entries take a share of its derivative (1/6 where JAX gives 1/2); a fill "
+        "of the dtype's lowest value needs an op that knows a's dtype in generated code")
+TIES = C.tie_cases(snp)
+
+
+@pytest.mark.parametrize("name", list(CASES) + [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=_TIE)) for n in TIES])
 def test_grad_matches_jax_and_central_differences(x64, name):
-    f = CASES[name]
+    f = CASES[name] if name in CASES else TIES[name]
     value, grad = E.GRADS[name]
     np.testing.assert_allclose(float(f(C.X)), value, rtol=1e-12)
     g = np.asarray(secant.grad(f)(C.X))

@@ -4406,7 +4406,9 @@ class Normaliser(ContainerMixin):
         sum(a, where=m) is sum(where(m, a, 0)) (prod's fill 1), initial= one more term
         (v + sum, v * prod, maximum(max(...), v)); max/min(a, where=m, initial=v) fill with v;
         mean is the masked sum over the mask's count (0/0: nan, as jnp's); var/std the masked
-        mean of the squared deviations from the masked mean, over count - ddof."""
+        mean of the squared deviations from the masked mean, over count - ddof; any/all fill
+        with False/True. (max/min fill with v, not jnp's -inf/inf: the same values, but at an
+        exact tie of a kept entry with v the masked-out entries share its derivative.)"""
         keywords = {k.arg: k.value for k in node.keywords}
         mask_node, init_node = keywords.pop("where", None), keywords.pop("initial", None)
         if init_node is not None and opname not in ("sum", "prod", "max", "min"):
@@ -4441,6 +4443,8 @@ class Normaliser(ContainerMixin):
             ones = self._emit("ones_like", {"x": a}, {})
             return self._emit("sum", {"a": masked(ones, ir.Expr("0"))}, kept, hint="count")
 
+        if opname in ("any", "all"):
+            return self._emit(opname, {"a": masked(a, ir.Expr(str(opname == "all")))}, statics)
         if opname in ("sum", "prod"):
             out = self._emit(opname, {"a": masked(a, ir.Expr("0" if opname == "sum" else "1"))},
                              statics)
@@ -6050,7 +6054,7 @@ class _Raiser:
         return f"<raises {type(self.error).__name__}>"
 
 
-_MASKED_REDUCTIONS = ("sum", "prod", "max", "min", "mean", "var", "std")
+_MASKED_REDUCTIONS = ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all")
 
 
 def _numpy_keywords(node, names, args):
