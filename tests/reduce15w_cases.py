@@ -62,6 +62,7 @@ def dtype_cases(np):
         "int_sum_where": lambda x: np.sum(INTS, where=x > 0),
         "int_mean_where": lambda x: np.mean(INTS, where=x > 0, axis=1),
         "int_max_where": lambda x: np.max(INTS, where=x > 0, initial=0),
+        "int_max_float_initial": lambda x: np.max(INTS, where=x > 0, initial=2.5, axis=1),
         "int_var_where": lambda x: np.var(INTS, where=x > 0),
         "bool_sum_where": lambda x: np.sum(INTS > 2, where=x > 0, axis=0),
         "f32_mean_where": lambda x: np.mean(x.astype(np.float32), where=x > 0),

@@ -34,6 +34,7 @@ DTYPES = {
     'int_sum_where': ('int64', 13.0),
     'int_mean_where': ('float32', [2.0, 4.5]),
     'int_max_where': ('int32', 5.0),
+    'int_max_float_initial': ('int32', [3.0, 5.0]),
     'int_var_where': ('float32', 2.1875),
     'bool_sum_where': ('int64', [1.0, 1.0, 1.0]),
     'f32_mean_where': ('float32', 2.125),
