@@ -3242,6 +3242,11 @@ class Normaliser(ContainerMixin):
             return self._inactive(node)     # min(n, 3) of Python ints: a Python int, as written
         if opname is not None and self._numpy_buffer(node, obj):
             return self._inactive(node)     # buf = np.zeros(n), filled in place: NumPy's
+        if opname == "where" and len(node.args) == 1 and not {"x", "y"} & {
+                k.arg for k in node.keywords}:
+            # where(cond, size=n): jnp's nonzero(cond, size=n)
+            import secant.numpy as snp
+            opname, obj = None, snp.nonzero
         if opname is not None:
             return self.op_call(node, opname, list(node.args), lax_spelling(obj))
         if self.batching and any(obj is o for o in self.opaque):
@@ -4318,6 +4323,9 @@ class Normaliser(ContainerMixin):
             node, args = _numpy_keywords(node, NUMPY_POSITIONAL[opname], args)
             if any(k.arg == "dtype" for k in node.keywords):
                 return self.reduction_dtype(node, opname, args)
+            if opname in _MASKED_REDUCTIONS and any(k.arg in ("where", "initial")
+                                                    for k in node.keywords):
+                return self.masked_reduction(node, opname, args)
         if opname == "add_n" and (len(args) != 1 or node.keywords
                                   or not isinstance(args[0], (gast.List, gast.Tuple))):
             return self.builtin_sum(node, args)     # (else: add_n of the literal's items)
@@ -4416,6 +4424,77 @@ class Normaliser(ContainerMixin):
         if dt is None or dt.kind in "biu":     # (sum(int8) counts in int32: cast back)
             out = self._emit("astype", {"x": out}, {"dtype": d.src})
         return out
+
+    def masked_reduction(self, node, opname, args):
+        """jnp's where= and initial= of a reduction, in ops every transform has rules for:
+        sum(a, where=m) is sum(where(m, a, 0)) (prod's fill 1), initial= one more term
+        (v + sum, v * prod, maximum(max(...), v)); max/min(a, where=m, initial=v) fill with v;
+        mean is the masked sum over the mask's count (0/0: nan, as jnp's); var/std the masked
+        mean of the squared deviations from the masked mean, over count - ddof; any/all fill
+        with False/True. (max/min fill with v, not jnp's -inf/inf: the same values, but at an
+        exact tie of a kept entry with v the masked-out entries share its derivative.)"""
+        keywords = {k.arg: k.value for k in node.keywords}
+        mask_node, init_node = keywords.pop("where", None), keywords.pop("initial", None)
+        if init_node is not None and opname not in ("sum", "prod", "max", "min"):
+            keywords["initial"] = init_node         # (refused by the binding, as by jnp)
+        try:
+            bound = OPS[opname].signature.bind(*args, **keywords)
+        except TypeError as e:
+            raise _bad_call(self.src.error(node, f"bad arguments for {opname}: {e}")) from None
+        if opname in ("max", "min") and mask_node is not None and init_node is None:
+            raise _bad_call(self.src.error(node, f"reduction operation {opname} does not have an "
+                                           "identity, so to use a where mask one has to specify "
+                                           "'initial' (as jnp)"))
+        a = self.as_array(self.operand(bound.arguments.pop("a")), node)
+        mask = None if mask_node is None else self.as_array(self.operand(mask_node), node)
+        initial = None if init_node is None else self.as_array(self.operand(init_node), node)
+        if not any(_has_var(o) for o in (a, mask, initial) if o is not None):
+            return self._inactive(node)         # nothing traced flows in: a constant
+        statics = {}
+        for pname, value in bound.arguments.items():
+            o = self.operand(value)
+            if isinstance(o, ir.Var) or _has_var(o):
+                raise self.src.error(node, f"argument {pname} of {opname} must not depend on "
+                                     f"{self.what} values")
+            statics[pname] = o.src
+        ddof = statics.pop("ddof", "0")
+
+        def masked(x, fill):
+            return x if mask is None else self._emit("where", {"condition": mask, "x": x,
+                                                               "y": fill}, {})
+
+        def count(kept):        # how many entries the mask keeps (each entry, without one)
+            ones = self._emit("ones_like", {"x": a}, {})
+            return self._emit("sum", {"a": masked(ones, ir.Expr("0"))}, kept, hint="count")
+
+        if opname in ("any", "all"):
+            return self._emit(opname, {"a": masked(a, ir.Expr(str(opname == "all")))}, statics)
+        if opname in ("sum", "prod"):
+            out = self._emit(opname, {"a": masked(a, ir.Expr("0" if opname == "sum" else "1"))},
+                             statics)
+            if initial is not None:
+                out = self._emit("add" if opname == "sum" else "multiply",
+                                 {"x": initial, "y": out}, {})
+            return out
+        if opname in ("max", "min"):
+            out = self._emit(opname, {"a": masked(a, initial)}, statics)
+            if initial is not None:
+                out = self._emit("maximum" if opname == "max" else "minimum",
+                                 {"x": out, "y": initial}, {})
+            return out
+        if opname == "mean":
+            total = self._emit("sum", {"a": masked(a, ir.Expr("0"))}, statics, hint="total")
+            return self._emit("true_divide", {"x": total, "y": count(statics)}, {}, hint="mean")
+        kept = {**statics, "keepdims": "True"}          # var, std: jnp's two passes
+        total = self._emit("sum", {"a": masked(a, ir.Expr("0"))}, kept, hint="total")
+        mean = self._emit("true_divide", {"x": total, "y": count(kept)}, {}, hint="mean")
+        squares = self._emit("square", {"x": self._emit("subtract", {"x": a, "y": mean}, {})}, {})
+        total = self._emit("sum", {"a": masked(squares, ir.Expr("0"))}, statics)
+        n = count(statics)
+        if ddof not in ("0", "0.0"):
+            n = self._emit("subtract", {"x": n, "y": ir.Expr(ddof)}, {})
+        out = self._emit("true_divide", {"x": total, "y": n}, {})
+        return self._emit("sqrt", {"x": out}, {}) if opname == "std" else out
 
     def builtin_sum(self, node, args):
         """Python's sum(items) / sum(items, start) of differentiated values: a comprehension
@@ -6008,6 +6087,9 @@ class _Raiser:
 
     def __repr__(self):
         return f"<raises {type(self.error).__name__}>"
+
+
+_MASKED_REDUCTIONS = ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all")
 
 
 def _numpy_keywords(node, names, args):

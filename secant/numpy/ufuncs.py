@@ -495,11 +495,14 @@ def fmin(x1, x2, /):
     return where(isnan(x1), x2, where(isnan(x2), x1, ew.min_p.bind(x1, x2)))
 
 
-def where(condition, x=None, y=None, /):
-    """where(c, x, y) selects elementwise; where(c) alone (nonzero) needs a static result size."""
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """where(c, x, y) selects elementwise; where(c) alone is nonzero(c, size=, fill_value=)."""
     if x is None and y is None:
         from secant.numpy.indexing import nonzero
-        return nonzero(condition)
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if size is not None or fill_value is not None:
+        raise SecantTypeError("size and fill_value arguments cannot be used in the three-term "
+                              "where function" + _where())
     if x is None or y is None:
         raise SecantTypeError("where takes either one or three arguments" + _where())
     x, y = promote(x, y)
