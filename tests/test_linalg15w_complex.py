@@ -1,0 +1,98 @@
+"""Derivatives of complex-matrix functions off the beaten path (issue 15): jvp, vjp and grad
+checked against float64 central differences of the function's own value.
+
+pinv(hermitian=True) reads its matrix as (a + a^H) / 2 (eigh symmetrizes), so its derivative
+must too, as JAX's rule does: until 2026-12-07 its jvp and vjp used the general pseudo-inverse
+rule on the unsymmetrized tangent, a silently wrong derivative along any non-Hermitian
+direction (grad of a real loss was not Hermitian, unlike JAX's). 0 x 0 matrices: inv and
+solve (and their derivatives) raised an internal out-of-bounds error; JAX returns empties."""
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as snp
+
+
+def _cm(rng, *shape):
+    return rng.normal(size=shape) + 1j * rng.normal(size=shape)
+
+
+def _hermitian(rng, n):
+    m = _cm(rng, n, n)
+    return m @ m.conj().T + 3 * np.eye(n)
+
+
+def _central(f, x, t, e=1e-6):
+    return (np.asarray(f(snp.asarray(x + e * t))) - np.asarray(f(snp.asarray(x - e * t)))) / (2 * e)
+
+
+def _central_grad(f, x, e=1e-6):
+    """JAX's gradient of a real function of a complex matrix: d/dRe - i d/dIm, per entry."""
+    g = np.zeros(x.shape, complex)
+    for idx in np.ndindex(x.shape):
+        d = np.zeros(x.shape, complex)
+        d[idx] = e
+        g[idx] = ((f(x + d) - f(x - d)) - 1j * (f(x + 1j * d) - f(x - 1j * d))) / (2 * e)
+    return g
+
+
+def _pinv_h(x):
+    return snp.linalg.pinv(x, hermitian=True)
+
+
+@pytest.mark.parametrize("wrap", ["eager", "jit"])
+def test_hermitian_pinv_jvp_along_a_non_hermitian_tangent(x64, wrap):
+    rng = np.random.default_rng(0)
+    h, t = _hermitian(rng, 3), _cm(rng, 3, 3)
+
+    def tangent(x, t):
+        return secant.jvp(_pinv_h, (x,), (t,))[1]
+    tangent = secant.jit(tangent) if wrap == "jit" else tangent
+    got = np.asarray(tangent(snp.asarray(h), snp.asarray(t)))
+    np.testing.assert_allclose(got, _central(_pinv_h, h, t), rtol=1e-6, atol=1e-8)
+
+
+def test_hermitian_pinv_jvp_positional_hermitian_and_real(x64):
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(3, 3))
+    s, t = a @ a.T + 2 * np.eye(3), rng.normal(size=(3, 3))
+
+    def f(x):
+        return snp.linalg.pinv(x, None, True)
+    got = np.asarray(secant.jvp(f, (snp.asarray(s),), (snp.asarray(t),))[1])
+    np.testing.assert_allclose(got, _central(f, s, t), rtol=1e-6, atol=1e-8)
+
+
+def test_hermitian_pinv_grad_of_a_real_loss(x64):
+    rng = np.random.default_rng(2)
+    h, w = _hermitian(rng, 3), _cm(rng, 3, 3)
+
+    def loss(x):
+        return snp.sum(snp.abs(_pinv_h(x) - w) ** 2)
+    got = np.asarray(secant.grad(loss)(snp.asarray(h)))
+    want = _central_grad(lambda x: float(loss(snp.asarray(x))), h)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(got, got.conj().T, atol=1e-12)   # JAX's is Hermitian too
+
+
+def test_hermitian_pinv_vjp_transposes_its_jvp(x64):
+    """Re sum(ct * J t) == Re sum(vjp(ct) * t), JAX's pairing of complex tangents."""
+    rng = np.random.default_rng(3)
+    h, t, ct = _hermitian(rng, 3), _cm(rng, 3, 3), _cm(rng, 3, 3)
+    jt = np.asarray(secant.jvp(_pinv_h, (snp.asarray(h),), (snp.asarray(t),))[1])
+    (back,) = secant.vjp(_pinv_h, snp.asarray(h))[1](snp.asarray(ct))
+    np.testing.assert_allclose(np.real(np.sum(ct * jt)), np.real(np.sum(np.asarray(back) * t)),
+                               rtol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_inverse_and_solve_of_empty_matrices(x64, dtype):
+    z = snp.zeros((0, 0), dtype)
+    assert snp.linalg.inv(z).shape == (0, 0)
+    assert secant.jit(snp.linalg.inv)(z).shape == (0, 0)
+    assert snp.linalg.solve(snp.zeros((2, 0, 0), dtype), snp.zeros((2, 0, 3), dtype)).shape \
+        == (2, 0, 3)
+    assert secant.vmap(snp.linalg.inv)(snp.zeros((3, 0, 0), dtype)).shape == (3, 0, 0)
+    assert secant.jvp(snp.linalg.inv, (z,), (z,))[1].shape == (0, 0)
+    g = secant.grad(lambda x: snp.sum(snp.abs(snp.linalg.inv(x))))(z)
+    assert g.shape == (0, 0) and g.dtype == dtype
