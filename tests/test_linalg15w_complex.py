@@ -96,3 +96,55 @@ def test_inverse_and_solve_of_empty_matrices(x64, dtype):
     assert secant.jvp(snp.linalg.inv, (z,), (z,))[1].shape == (0, 0)
     g = secant.grad(lambda x: snp.sum(snp.abs(snp.linalg.inv(x))))(z)
     assert g.shape == (0, 0) and g.dtype == dtype
+
+
+@pytest.mark.parametrize("ord_", [2, -2, "nuc"])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_reverse_over_reverse_through_spectral_matrix_norms(x64, ord_, dtype):
+    """grad of a function of grad(norm(x, 2)): norm's source is an elif chain assigning `sums`
+    in two of its branches; the second derivative wrote `zeros_like(sums)` in the third, where
+    sums is unbound (an internal UnboundLocalError until 2026-12-07)."""
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(3, 3)) + (1j * rng.normal(size=(3, 3)) if dtype == np.complex128 else 0)
+    c = rng.normal(size=(3, 3)) + 1j * rng.normal(size=(3, 3))
+    g = secant.grad(lambda z: snp.linalg.norm(z, ord_))
+
+    def h(z):
+        return snp.real(snp.sum(snp.asarray(c) * g(z)))
+    got = np.asarray(secant.grad(h)(snp.asarray(x)))
+    if dtype == np.float64:
+        e = 1e-6
+        want = np.zeros(x.shape)
+        for idx in np.ndindex(x.shape):
+            d = np.zeros(x.shape)
+            d[idx] = e
+            want[idx] = (float(h(snp.asarray(x + d))) - float(h(snp.asarray(x - d)))) / (2 * e)
+    else:
+        want = _central_grad(lambda z: float(h(snp.asarray(z))), x)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+
+
+def _elif_chain(x, k):
+    if k == 1:
+        s = snp.sum(snp.abs(x), axis=0, keepdims=True)
+        out = snp.max(s)
+    elif k == 2:
+        s = snp.sum(snp.abs(x), axis=1, keepdims=True)
+        out = snp.min(s)
+    else:
+        out = snp.sum(snp.sin(x) ** 2)
+    return out
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_grad_of_grad_of_a_user_elif_chain(x64, k):
+    x = np.arange(1., 7.).reshape(2, 3) / 7
+    g = secant.grad(lambda z: _elif_chain(z, k))
+    got = np.asarray(secant.grad(lambda z: snp.sum(g(z) ** 2))(snp.asarray(x)))
+    e, want = 1e-6, np.zeros(x.shape)
+    for idx in np.ndindex(x.shape):
+        d = np.zeros(x.shape)
+        d[idx] = e
+        want[idx] = (float(snp.sum(g(snp.asarray(x + d)) ** 2))
+                     - float(snp.sum(g(snp.asarray(x - d)) ** 2))) / (2 * e)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
