@@ -167,3 +167,25 @@ def test_holomorphic_jacobians_through_a_real_cast_as_jax(x64):
     inv_t = np.linalg.inv(a).T
     np.testing.assert_allclose(fwd, np.real(inv_t), atol=1e-12)    # along real directions
     np.testing.assert_allclose(rev, inv_t, atol=1e-12)   # Re tr(a^-1 da) = Re sum(a^-T * da)
+
+
+@pytest.mark.parametrize("name", ["cholesky", "pinv", "pinv_hermitian", "expm"])
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0)])
+def test_empty_matrices_as_jax(x64, name, shape):
+    """JAX 0.10.2 returns empties here; secant refused (cholesky's NumPy reshape, the max of
+    no singular values in pinv's cutoff and of no column sums in expm's 1-norm)."""
+    import secant.scipy.linalg as sla
+    f = {"cholesky": snp.linalg.cholesky, "pinv": snp.linalg.pinv, "expm": sla.expm,
+         "pinv_hermitian": _pinv_h}[name]
+    z = snp.zeros(shape, np.complex128)
+    assert f(z).shape == shape and f(z).dtype == np.complex128
+    assert secant.jit(f)(z).shape == shape
+    assert secant.vmap(f)(snp.zeros((3,) + shape)).shape == (3,) + shape
+    assert secant.jvp(f, (z,), (z,))[1].shape == shape
+    assert secant.grad(lambda x: snp.sum(snp.abs(f(x))))(z).shape == shape
+
+
+def test_pinv_of_an_empty_rectangular_matrix(x64):
+    z = snp.zeros((0, 3))
+    assert snp.linalg.pinv(z).shape == (3, 0)
+    assert secant.grad(lambda x: snp.sum(snp.linalg.pinv(x)))(z).shape == (0, 3)
