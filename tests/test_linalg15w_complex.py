@@ -189,3 +189,18 @@ def test_pinv_of_an_empty_rectangular_matrix(x64):
     z = snp.zeros((0, 3))
     assert snp.linalg.pinv(z).shape == (3, 0)
     assert secant.grad(lambda x: snp.sum(snp.linalg.pinv(x)))(z).shape == (0, 3)
+
+
+def _with_function_default(x, fn=snp.fft.fft):
+    return snp.real(fn(x, norm="ortho"))
+
+
+@pytest.mark.xfail(strict=True, reason="vmap of jacfwd/jacrev of a function whose parameter "
+                   "defaults to a function (fn=snp.fft.fft): SourceError 'cannot transform "
+                   "<secant.jacfwd of ...>' (jacfwd alone, vmap alone and vmap of grad work)")
+def test_vmap_of_jacfwd_with_a_function_default(x64):
+    xs = np.arange(24.).reshape(2, 3, 4) / 5
+    got = np.asarray(secant.vmap(secant.jacfwd(_with_function_default))(snp.asarray(xs)))
+    want = np.stack([np.asarray(secant.jacfwd(_with_function_default)(snp.asarray(x)))
+                     for x in xs])
+    np.testing.assert_allclose(got, want, atol=1e-12)
