@@ -107,8 +107,12 @@ grad_seed_scaled.__secant_check__ = True
 
 def cast_grad(t, x, dtype):
     """Cotangent of x in x.astype(dtype): t in x's dtype, none through a cast to integers or
-    bools (as JAX: an integer result has no derivative)."""
+    bools (as JAX: an integer result has no derivative); a complex t of a real x gives its
+    real part (as JAX, without NumPy's ComplexWarning)."""
     if snp.issubdtype(dtype, snp.inexact):
+        if snp.iscomplexobj(t):
+            if not snp.iscomplexobj(x):
+                t = snp.real(t)
         out = t.astype(snp.result_type(x))
     else:
         out = snp.zeros_like(x)

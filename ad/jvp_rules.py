@@ -224,7 +224,7 @@ JVP.update({
     "linalg_qr_r": {"a": "snp.linalg_spectral.qr_r_jvp({a_dot}, {a}, {mode})"},
     "linalg_eig_values": {"a": "snp.linalg_spectral.eig_values_jvp({a_dot}, {a})"},
     "linalg_eig_vectors": {"a": "snp.linalg_spectral.eig_vectors_jvp({a_dot}, {a})"},
-    "linalg_pinv": {"a": "snp.linalg_spectral.pinv_jvp({a_dot}, {a}, {ans})"},
+    "linalg_pinv": {"a": "snp.linalg_spectral.pinv_jvp({a_dot}, {a}, {ans}, {hermitian})"},
 })
 # --- complex numbers and the Fourier transform (issue 17: complex, numpy.fft) -------------------
 JVP.update({

@@ -144,7 +144,10 @@ def _unit_lower(lu):
 def _upper_last_one(lu):
     """U with its last pivot set to 1: the solves below read only U's leading pivots (the last
     column of M is never used), so a singular matrix whose last pivot is 0 (rank n - 1, as
-    the adjugate's derivative meets at a singular matrix) still has a finite derivative."""
+    the adjugate's derivative meets at a singular matrix) still has a finite derivative.
+    A 0 x 0 U has no pivot to set."""
+    if np.shape(lu)[-1] == 0:
+        return lu
     return lu.at[..., -1, -1].set(1)
 
 

@@ -68,7 +68,8 @@ class ReverseBuilder(Walker, StackReverse):
         # dtype (float16 x * float32 y gives x's in float32): grad's parameters' cotangents are
         # then cast back to their own dtypes where it returns them (one of several parameters)
         self.mixed_scalars = False
-        self.guards = _guards(fn.body)          # variable -> the (test, branch) guarding it
+        self.guards = _guards(fn.body)          # variable -> the (test, branch)s of each site
+        self.branch_path = []                   # the (test, branch)s of the ifs being written
         self.stacks = stacks_of(fn.body)        # a derivative's loop stacks (ad/stacks.py)
         self.unbound = {v for s in ir.nested(fn.body) if isinstance(s, ir.Plain)
                         and "= unbound_before_loop(" in s.code for v in s.defines}
@@ -327,7 +328,9 @@ class ReverseBuilder(Walker, StackReverse):
             self.indent += 1
             self.last_comment = None
             pending = {v: len(e) for v, e in self.fields.items()}
+            self.branch_path.append((s.test, len(results)))
             self.reverse(block)
+            self.branch_path.pop()
             for var in list(self.fields):   # fields read in the branch: their cotangents are
                 k = pending.get(var, 0)     # defined in it, so the container's is built there
                 if len(self.fields[var]) > k:
@@ -358,7 +361,7 @@ class ReverseBuilder(Walker, StackReverse):
                 if bars.get(var) != name:
                     self.lines.append(Line(f"{name} = {bars.get(var, '[]')}", self.indent + 1))
             for var in sorted(new - bars.keys() - stack_bars.keys()):   # in the other branch
-                if (s.test, 1 - i) in self.guards.get(var, ()):
+                if self._unbound_on(var, self.branch_path + [(s.test, i)]):
                     continue        # var itself exists only when this branch is not taken
                 shaped = self._shaped_like(var, s.orelse if i == 0 else s.body, before)
                 zeros = self._tree_zeros(var)       # (a list's: a list of zeros)
@@ -370,6 +373,13 @@ class ReverseBuilder(Walker, StackReverse):
         for block_lines, bars in results:    # outer cotangents added to in a branch
             for v in bars.keys() & before.keys():
                 self.bars[v] = bars[v]
+
+    def _unbound_on(self, var, path):
+        """Whether every assignment of var sits under an if branch that path (the tests and
+        branches taken to reach a point) excludes: var is then never bound there (an `elif`
+        chain's variable assigned in two of its branches is unbound in a third)."""
+        sites = self.guards.get(var)
+        return bool(sites) and all(any((t, 1 - b) in site for t, b in path) for site in sites)
 
     def _shaped_like(self, var, other, before):
         """What zeros for var's cotangent are shaped like: var itself, or for a loop name unbound
@@ -1849,9 +1859,9 @@ def _take_given_output(b, fn, result, names):
 
 
 def _guards(stmts):
-    """For each variable assigned only under `if` statements: the (test, branch) pairs every
-    one of its assignments is guarded by (a derivative's forward and reverse pass split one
-    user `if` into several on the same saved test)."""
+    """For each variable: the (test, branch) pairs guarding each of its assignments, one set a
+    site (a derivative's forward and reverse pass split one user `if` into several on the
+    same saved test)."""
     sites = {}
 
     def visit(stmts, enclosing):
@@ -1869,7 +1879,7 @@ def _guards(stmts):
                 visit(s.body, enclosing)
     visit(stmts, frozenset())
     visit = None   # (it names itself: freed now, not by the cyclic collector)
-    return {v: frozenset.intersection(*where) for v, where in sites.items()}
+    return {v: tuple(where) for v, where in sites.items()}
 
 
 def _none_bound(stmts):

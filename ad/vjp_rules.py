@@ -279,7 +279,7 @@ VJP.update({
     "linalg_qr_r": {"a": "snp.linalg_spectral.qr_r_vjp({g}, {a}, {mode})"},
     "linalg_eig_values": {"a": "snp.linalg_spectral.eig_values_vjp({g}, {a})"},
     "linalg_eig_vectors": {"a": "snp.linalg_spectral.eig_vectors_vjp({g}, {a})"},
-    "linalg_pinv": {"a": "snp.linalg_spectral.pinv_vjp({g}, {a}, {ans})"},
+    "linalg_pinv": {"a": "snp.linalg_spectral.pinv_vjp({g}, {a}, {ans}, {hermitian})"},
 })
 # --- complex numbers and the Fourier transform (issue 17: complex, numpy.fft) -------------------
 # (JAX's convention: transposes, not adjoints. complex(x, y) = x + 1j y gives real(g), -imag(g);

@@ -38,6 +38,8 @@ def _cholesky(a):
     """The lower Cholesky factor, read from a's lower triangle (LAPACK's potrf('L')); a matrix
     that is not positive definite gives NaNs, as under jit."""
     out = np.empty_like(a)
+    if a.size == 0:         # 0 x 0 matrices (or an empty stack): nothing to factor
+        return out
     flat_a, flat_out = a.reshape((-1,) + a.shape[-2:]), out.reshape((-1,) + a.shape[-2:])
     for i in range(flat_a.shape[0]):
         m = np.tril(flat_a[i])

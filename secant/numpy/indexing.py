@@ -640,8 +640,6 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
                                f"of the array ({arr.ndim})" + where())
     mode = _take_mode(mode, ind)
     n = arr.shape[axis]
-    if n == 0:
-        raise _OutOfBoundsError(f"cannot take from axis {axis} of size 0" + where())
     try:
         out_shape = tuple(ind.shape[d] if d == axis else
                           np.broadcast_shapes((arr.shape[d],), (ind.shape[d],))[0]
@@ -652,6 +650,8 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     if 0 in out_shape:      # nothing to take (an empty batch): gather needs nonempty dims
         return st.broadcast_in_dim_p.bind(np.zeros((), arr.dtype), shape=out_shape,
                                           broadcast_dimensions=())
+    if n == 0:
+        raise _OutOfBoundsError(f"cannot take from axis {axis} of size 0" + where())
     ind, valid = _moded(ind, n, mode, _index_dtype([ind]))
     every = tuple(range(arr.ndim))
     arr_shape = tuple(n if d == axis else s for d, s in enumerate(out_shape))

@@ -150,6 +150,8 @@ def pinv(a, rtol=None, hermitian=False, *, rcond=None):
     eigendecomposition a = V diag(w) V^H instead (s = |w|): V diag(1/w) V^H over the w with
     |w| above the cutoff (a is read as (a + a^H) / 2, as JAX)."""
     a = _matrix(a, "pinv")
+    if 0 in a.shape[-2:]:       # no singular values: the n x m zeros, as JAX
+        return _h(creation.zeros_like(a))
     if hermitian:
         w, v = bind(prim.eigh_p, _hermitian(_square(a, "pinv(hermitian=True)"), None, True))
         s = ufuncs.abs(w)

@@ -450,17 +450,28 @@ def eig_vectors_vjp(g, a):
 
 
 # --- pinv -----------------------------------------------------------------------------------------
-def pinv_jvp(a_dot, a, p):
-    """At constant rank: dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P."""
+def _symmetric_part(x):
+    """(x + x^H) / 2: what pinv(hermitian=True) reads of its matrix (eigh symmetrizes)."""
+    return (x + _h(x)) / 2
+
+
+def pinv_jvp(a_dot, a, p, hermitian=False):
+    """At constant rank: dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P;
+    hermitian=True reads A and dA as (A + A^H) / 2, as its value does (and JAX's rule)."""
+    if hermitian:
+        a, a_dot = _symmetric_part(a), _symmetric_part(a_dot)
     ph, dah = _h(p), _h(a_dot)
     return (-(p @ a_dot @ p) + p @ ph @ dah - p @ ph @ dah @ a @ p
             + dah @ ph @ p - p @ a @ dah @ ph @ p)
 
 
-def pinv_vjp(g, a, p):
+def pinv_vjp(g, a, p, hermitian=False):
     """The transpose of pinv_jvp: Abar = -P^H gbar P^H + (I - A P) gbar^H P P^H
-    + P^H P gbar^H (I - P A)."""
+    + P^H P gbar^H (I - P A); hermitian=True: A read as (A + A^H) / 2 and Abar mapped the
+    same way (the symmetric part is its own transpose)."""
+    if hermitian:
+        a = _symmetric_part(a)
     ph, gh = _h(p), _h(snp.conj(g))
-    abar = (-(ph @ snp.conj(g) @ ph) + gh @ p @ ph - a @ p @ gh @ p @ ph
-            + ph @ p @ gh - ph @ p @ gh @ p @ a)
-    return snp.conj(abar)
+    abar = snp.conj(-(ph @ snp.conj(g) @ ph) + gh @ p @ ph - a @ p @ gh @ p @ ph
+                    + ph @ p @ gh - ph @ p @ gh @ p @ a)
+    return _symmetric_part(abar) if hermitian else abar

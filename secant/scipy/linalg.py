@@ -167,6 +167,8 @@ def expm(A, *, upper_triangular=False, max_squarings=_MAX_SQUARINGS):
     max_squarings, as jax.scipy.linalg.expm; NaN where a needs more)."""
     a = _inexact(A)
     n = np.shape(a)[-1]
+    if n == 0:      # exp of a 0 x 0 matrix: itself (the 1-norm below has nothing to reduce)
+        return a
     b = _PADE13
     norm1 = snp.max(snp.sum(snp.abs(a), axis=-2), axis=-1)
     s = snp.maximum(snp.ceil(snp.log2(norm1 / _THETA13)), 0)
