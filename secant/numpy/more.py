@@ -7,7 +7,6 @@ computed on plain values."""
 import numpy as np
 
 import secant.numpy as snp
-from secant.numpy import ufuncs
 from secant.backends.errors import SecantValueError, where as _where
 
 __secant_by_source__ = True      # transforms read this module like user code
@@ -133,8 +132,7 @@ array_equiv.__secant_constant__ = True     # (a comparison: no derivative, as in
 def ldexp(x1, x2):
     """x1 * 2 ** x2 (x2 integers)."""
     if snp.issubdtype(snp.result_type(x1), snp.complexfloating):
-        raise ufuncs.SecantValueError("ldexp does not support complex-valued inputs"
-                              + _where())
+        raise SecantValueError("ldexp does not support complex-valued inputs" + _where())
     x1 = snp.asarray(x1)
     if not snp.issubdtype(snp.result_type(x1), snp.inexact):
         x1 = x1.astype(snp.result_type(float))

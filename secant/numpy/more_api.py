@@ -13,10 +13,9 @@ import math
 import numpy as np
 
 import secant.numpy as snp
-from secant.numpy import ufuncs
 from secant import lax
 from secant.backends import dtypes
-from secant.backends.errors import where as _where
+from secant.backends.errors import SecantTypeError, where as _where
 
 __secant_by_source__ = True      # transforms read this module like user code
 
@@ -387,8 +386,7 @@ def frexp(x):
     """(mantissa, exponent) with x = mantissa * 2**exponent and 0.5 <= |mantissa| < 1
     (0, inf and nan give (x, 0))."""
     if snp.issubdtype(snp.result_type(x), snp.complexfloating):
-        raise ufuncs.SecantTypeError("frexp does not support complex-valued inputs"
-                              + _where())
+        raise SecantTypeError("frexp does not support complex-valued inputs" + _where())
     x = snp.asarray(x) * 1.0
     finite = snp.isfinite(x) & (x != 0)
     ax = snp.where(finite, snp.abs(x), 1.0)

@@ -14,7 +14,7 @@ from secant import lax
 from secant.numpy import creation, indexing, products, reductions, ufuncs
 from secant.custom import custom_jvp
 from secant.numpy.composite import source_for
-from secant.backends.errors import where as _where
+from secant.backends.errors import SecantTypeError, SecantValueError, where as _where
 
 shapes = importlib.import_module("secant.numpy.shape")    # (snp.shape is the function)
 
@@ -151,8 +151,7 @@ def _sinc_maclaurin_jvp(k, primals, tangents):
 def copysign(x1, x2):
     # (+ zeros_like(x2): promoted with x2 as jnp's, so copysign(1.0, x) is not weak)
     if snp.issubdtype(snp.result_type(x1, x2), snp.complexfloating):
-        raise ufuncs.SecantTypeError("copysign does not support complex-valued inputs"
-                              + _where())
+        raise SecantTypeError("copysign does not support complex-valued inputs" + _where())
     magnitude = snp.abs(_inexact(x1)) + snp.zeros_like(x2)
     return snp.where(snp.signbit(x2), -magnitude, magnitude)
 
@@ -188,8 +187,7 @@ def fmod(x1, x2):
 @source_for(ufuncs.heaviside)
 def heaviside(x1, x2):
     if snp.issubdtype(snp.result_type(x1, x2), snp.complexfloating):
-        raise ufuncs.SecantTypeError("heaviside does not support complex-valued inputs"
-                              + _where())
+        raise SecantTypeError("heaviside does not support complex-valued inputs" + _where())
     x1 = _inexact(x1)
     return snp.where(x1 < 0, 0.0, snp.where(x1 > 0, 1.0, x2))
 
@@ -224,16 +222,14 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 @source_for(ufuncs.isposinf)
 def isposinf(x):
     if snp.issubdtype(snp.result_type(x), snp.complexfloating):
-        raise ufuncs.SecantValueError("isposinf does not support complex-valued inputs"
-                              + _where())
+        raise SecantValueError("isposinf does not support complex-valued inputs" + _where())
     return snp.isinf(x) & (x > 0)
 
 
 @source_for(ufuncs.isneginf)
 def isneginf(x):
     if snp.issubdtype(snp.result_type(x), snp.complexfloating):
-        raise ufuncs.SecantValueError("isneginf does not support complex-valued inputs"
-                              + _where())
+        raise SecantValueError("isneginf does not support complex-valued inputs" + _where())
     return snp.isinf(x) & (x < 0)
 
 

@@ -77,13 +77,11 @@ def _real_only(name, *xs, error=SecantTypeError):
     """xs, after raising as JAX's `name` does where one is complex (the function reads a sign,
     an order or an exponent, which a complex number lacks; NumPy's kernels would drop the
     imaginary part or compare real parts). The eager ops call it; the sources the transforms
-    read (sources_existing.py) check with `snp.iscomplexobj` in their own `if`, since a call's
-    result there would be read as a new value."""
+    read (sources_existing.py) test the dtype in an `if` of their own."""
     for x in xs:
         if np.iscomplexobj(x) if not hasattr(x, "dtype") else dtypes.is_complex(x.dtype):
             raise error(f"{name} does not support complex-valued inputs" + _where())
     return xs[0] if len(xs) == 1 else xs
-
 
 
 def fabs(x, /):
@@ -372,8 +370,7 @@ def float_power(x1, x2, /):
     """x1 ** x2 in the widest float (complex where either is complex), as jnp.float_power."""
     x64 = dtypes.x64_enabled()
     x1, x2 = ensure_array(x1), ensure_array(x2)
-    complex_ = dtypes.is_complex(x1.dtype) or dtypes.is_complex(x2.dtype)
-    if complex_:
+    if dtypes.is_complex(x1.dtype) or dtypes.is_complex(x2.dtype):
         dt = dtypes.complex128 if x64 else dtypes.complex64
     else:
         dt = dtypes.float64 if x64 else dtypes.float32
