@@ -558,8 +558,8 @@ class BatchBuilder(Walker):
             static = "".join(f", {k}={v}" for k, v in op.statics.items()
                              if "{" + k + "}" not in template)
             if name.endswith("_like"):      # (zeros_like(x, dtype=...): one example's unless given)
-                fill["shape"] = op.statics.get("shape", f"{fill['x']}.shape[1:]")
-                fill["dtype"] = op.statics.get("dtype", f"{fill['x']}.dtype")
+                fill["shape"] = _given_or(op.statics.get("shape"), f"{fill['x']}.shape[1:]")
+                fill["dtype"] = _given_or(op.statics.get("dtype"), f"{fill['x']}.dtype")
             return template.format(**fill, static=static), False
         if name in SEQUENCE:
             return self.sequence(op), True
@@ -1374,6 +1374,15 @@ class BatchBuilder(Walker):
 # shape queries written per example (transformer/normalize.py): Python numbers too
 _PER_EXAMPLE_QUERY = re.compile(r"^(\w+\.shape\[1:\]\[[^\]]*\]|\(\w+\.ndim - 1\)|"
                                 r"\w+\.shape\[-?\d+\]|example_(?:size|len)\(\w+\))$")
+
+
+def _given_or(given, default):
+    """A keyword's source where the call gives one (a name may still hold None), else default."""
+    if given is None or given == "None":
+        return default
+    if given.isidentifier() and given not in ("True", "False"):
+        return f"{default} if {given} is None else {given}"
+    return given
 
 
 def _is_literal_number(o):
