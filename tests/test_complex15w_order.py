@@ -1,0 +1,118 @@
+"""Complex numbers in NumPy's and JAX's order (by real part, then by imaginary part): sort,
+argsort, lax.sort, max/min and their kin, the unique/set family and searchsorted. secant refused
+them all ("sort is not defined for complex arrays") though JAX computes them. Values against
+NumPy's complex order; derivatives against JAX 0.10.2's (recorded below) and finite
+differences; vmap against a loop; jit against eager."""
+import numpy as np
+import pytest
+
+import secant
+import secant.numpy as snp
+from secant import lax
+
+X = np.array([1 + 2j, 1 - 1j, -3 + 0j, 1 + 2j, 0.5 + 5j], np.complex64)   # a tie: 0 and 3
+Y = np.array([[2 - 1j, 2 + 3j, -1 + 1j], [0 + 0j, 0 - 2j, 0 + 2j]], np.complex64)
+
+
+def _close(got, want, **kw):
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, atol=1e-6, **kw)
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_and_argsort_of_complex_are_lexicographic_as_numpy(descending):
+    for a, axis in ((X, -1), (Y, 0), (Y, 1), (Y, None)):
+        want = np.sort(a, axis=axis)
+        want_idx = np.argsort(a, axis=axis, kind="stable")
+        if descending:
+            want = np.flip(want, axis=-1 if axis is None else axis)
+            want_idx = np.flip(np.argsort(np.flip(a, -1 if axis is None else axis) if axis
+                                          is not None else np.flip(a.ravel()), axis=axis,
+                                          kind="stable"), -1 if axis is None else axis)
+            n = a.size if axis is None else a.shape[axis]
+            want_idx = n - 1 - want_idx
+        _close(snp.sort(a, axis=axis, descending=descending), want)
+        np.testing.assert_array_equal(
+            np.asarray(snp.argsort(a, axis=axis, descending=descending)), want_idx)
+    _close(secant.jit(snp.sort)(X), np.sort(X))
+    np.testing.assert_array_equal(np.asarray(secant.jit(snp.argsort)(X)), [2, 4, 1, 0, 3])
+
+
+def test_lax_sort_with_a_complex_key_sorts_the_other_operands_by_it():
+    keys, vals = lax.sort((X, np.arange(5)), num_keys=1)
+    _close(keys, np.sort(X))
+    np.testing.assert_array_equal(np.asarray(vals), [2, 4, 1, 0, 3])   # JAX's
+    _close(lax.sort(Y, dimension=0), np.sort(Y, axis=0))
+    np.testing.assert_array_equal(np.asarray(snp.lexsort((X, [1, 0, 1, 0, 1]))),
+                                  np.lexsort((X, [1, 0, 1, 0, 1])))
+
+
+@pytest.mark.parametrize("name", ["max", "min", "amax", "amin", "nanmax", "nanmin", "ptp"])
+def test_max_min_of_complex_are_lexicographic_as_numpy(name):
+    f, g = getattr(snp, name), getattr(np, name)
+    for a, axis in ((X, None), (Y, 0), (Y, 1), (Y, None)):
+        _close(f(a, axis=axis), g(a, axis=axis))
+        _close(secant.jit(lambda z: f(z, axis=axis))(a), g(a, axis=axis))
+    assert complex(snp.max(X)) == 1 + 2j and complex(snp.min(X)) == -3 + 0j    # JAX's
+
+
+def test_complex_max_with_where_and_initial_as_numpy():
+    mask = np.array([False, True, True, False, True])
+    _close(snp.max(X, where=mask, initial=-10), np.max(X, where=mask, initial=-10 + 0j))
+    _close(snp.min(X, where=mask, initial=10), np.min(X, where=mask, initial=10 + 0j))
+    _close(snp.max(X, initial=1 + 3j), 1 + 3j)
+
+
+@pytest.mark.parametrize("name", ["unique", "union1d", "intersect1d", "setdiff1d", "setxor1d"])
+def test_unique_and_set_functions_of_complex_as_numpy(name):
+    f, g = getattr(snp, name), getattr(np, name)
+    args = (X,) if name == "unique" else (X, X[:2])
+    _close(f(*args), g(*args))
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_of_complex_is_lexicographic_as_numpy(side):
+    s = np.sort(X)
+    for v in (X, np.array([1.0, 0.5, -4.0], np.float32), np.complex64(1 + 2j)):
+        np.testing.assert_array_equal(np.asarray(snp.searchsorted(s, v, side=side)),
+                                      np.searchsorted(s, v, side=side))
+    np.testing.assert_array_equal(
+        np.asarray(secant.jit(lambda a, v: snp.searchsorted(a, v, side=side))(s, X)),
+        np.searchsorted(s, X, side=side))
+
+
+# --- derivatives: JAX 0.10.2's values (jax.grad of the same functions at X) ---------------------
+def test_grad_of_complex_sort_permutes_the_cotangent_back():
+    g = secant.grad(lambda z: snp.real(snp.sum(snp.sort(z) * snp.arange(5.0))))(X)
+    _close(g, [3, 2, 0, 4, 1])
+    g = secant.grad(lambda z: snp.real(snp.sort(z)[0]))(X)
+    _close(g, [0, 0, 1, 0, 0])                                     # JAX's
+
+
+def test_grad_of_complex_max_splits_among_ties_as_jax():
+    _close(secant.grad(lambda z: snp.real(snp.max(z)))(X), [0.5, 0, 0, 0.5, 0])
+    _close(secant.grad(lambda z: snp.imag(snp.max(z)))(X), [-0.5j, 0, 0, -0.5j, 0])
+    _close(secant.grad(lambda z: snp.real(snp.min(z)))(X), [0, 0, 1, 0, 0])
+
+
+def test_jvp_of_complex_sort_and_max_against_central_differences():
+    """Away from ties sort and max are linear in a neighbourhood: central differences with a
+    step of 1e-2 are exact there (up to float32 rounding)."""
+    x = np.array([1 + 2j, 0.9 - 1j, -3 + 0j, 1.2 + 1j, 0.5 + 5j], np.complex64)   # (no ties)
+    t = (np.arange(5) * (0.3 - 0.7j)).astype(np.complex64)
+    for f in (snp.sort, snp.max, lambda z: snp.min(z.reshape(5, 1), axis=1), snp.ptp):
+        out, tan = secant.jvp(f, (x,), (t,))
+        _close(out, f(x))
+        h = np.float32(1e-2)
+        fd = (np.asarray(f(x + h * t)) - np.asarray(f(x - h * t))) / (2 * h)
+        np.testing.assert_allclose(np.asarray(tan), fd, rtol=1e-3, atol=1e-3)
+    _, tan = secant.jvp(snp.max, (X,), (t,))    # the tie at 0 and 3: the mean of their tangents
+    _close(tan, (t[0] + t[3]) / 2)                 # (JAX's)
+
+
+def test_vmap_of_complex_sort_max_argsort_against_a_loop():
+    batch = np.stack([X, X[::-1], X * 1j, np.conj(X)])
+    for f in (snp.sort, snp.argsort, snp.max, snp.min,
+              lambda z: snp.searchsorted(snp.sort(z), X)):
+        got = secant.vmap(f)(batch)
+        want = np.stack([np.asarray(f(b)) for b in batch])
+        np.testing.assert_array_equal(np.asarray(got), want)
