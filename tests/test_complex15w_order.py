@@ -140,3 +140,44 @@ def test_lax_complex_keeps_its_parts_with_inf_and_nan_eagerly_as_under_jit():
         got = np.asarray(f(x, y))
         np.testing.assert_array_equal(got.real, x)
         np.testing.assert_array_equal(got.imag, y)
+
+
+# --- nn activations built on logaddexp (it added a complex x to a float 0: a dtype error) -------
+Z = np.array([0.7 - 0.4j, -0.2 + 0.1j, 1.5 + 2j], np.complex64)
+T = np.array([0.3 + 0.2j, -0.5j, 1.0], np.complex64)
+# JAX 0.10.2's values at Z, and its jax.grad of sum(real(f(z))) at Z
+JAX_ACTIVATIONS = {
+    "softplus": ([1.08537 - 0.26808j, 0.5969 + 0.04501j, 1.42695 + 1.77996j],
+                 [0.6742886 - 0.0894708j, 0.45004243 + 0.02477169j, 1.0498426 + 0.23480728j]),
+    "log_sigmoid": ([-0.38537 - 0.13192j, -0.7969 + 0.05499j, 0.07305 + 0.22004j],
+                    [0.32571152 + 0.08947087j, 0.5499575 - 0.02477173j, -0.0498426 - 0.23480734j]),
+    "mish": ([0.53281 - 0.39398j, -0.11034 + 0.04713j, 1.76906 + 2.14153j],
+             [1.0181831 - 0.14176281j, 0.47094512 + 0.06392533j, 0.57297575 - 0.48593342j]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JAX_ACTIVATIONS))
+def test_softplus_log_sigmoid_mish_of_complex_as_jax(name):
+    import secant.nn as nn
+    f = getattr(nn, name)
+    value, grad = JAX_ACTIVATIONS[name]
+    np.testing.assert_allclose(np.asarray(f(Z)), value, atol=2e-5)
+    np.testing.assert_allclose(np.asarray(secant.jit(f)(Z)), value, atol=2e-5)
+    g = secant.grad(lambda z: snp.sum(snp.real(f(z))))(Z)
+    np.testing.assert_allclose(np.asarray(g), grad, atol=2e-5)
+    _, tan = secant.jvp(f, (Z,), (T,))
+    h = 1e-3
+    fd = (np.asarray(f(Z.astype(np.complex128) + h * T)) -
+          np.asarray(f(Z.astype(np.complex128) - h * T))) / (2 * h)
+    np.testing.assert_allclose(np.asarray(tan), fd, atol=3e-4)
+    np.testing.assert_allclose(np.asarray(secant.vmap(f)(Z[:, None]))[:, 0], np.asarray(f(Z)),
+                               atol=1e-6)
+
+
+def test_complex_logaddexp_is_the_principal_log_of_the_sum():
+    a = np.array([0.7 - 0.4j, 3 + 3j, -1 - 3j], np.complex128)
+    b = np.array([1.2 + 3j, 2 - 3j, -2 - 2j], np.complex128)
+    want = np.log(np.exp(a) + np.exp(b))
+    got = np.asarray(snp.logaddexp(a.astype(np.complex64), b.astype(np.complex64)))
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    assert np.all(np.abs(got.imag) <= np.pi)
