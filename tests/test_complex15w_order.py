@@ -8,7 +8,7 @@ import pytest
 
 import secant
 import secant.numpy as snp
-from secant import lax
+from secant import lax, nn
 
 X = np.array([1 + 2j, 1 - 1j, -3 + 0j, 1 + 2j, 0.5 + 5j], np.complex64)   # a tie: 0 and 3
 Y = np.array([[2 - 1j, 2 + 3j, -1 + 1j], [0 + 0j, 0 - 2j, 0 + 2j]], np.complex64)
@@ -51,7 +51,7 @@ def test_max_min_of_complex_are_lexicographic_as_numpy(name):
     f, g = getattr(snp, name), getattr(np, name)
     for a, axis in ((X, None), (Y, 0), (Y, 1), (Y, None)):
         _close(f(a, axis=axis), g(a, axis=axis))
-        _close(secant.jit(lambda z: f(z, axis=axis))(a), g(a, axis=axis))
+        _close(secant.jit(lambda z, axis=axis: f(z, axis=axis))(a), g(a, axis=axis))
     assert complex(snp.max(X)) == 1 + 2j and complex(snp.min(X)) == -3 + 0j    # JAX's
 
 
@@ -158,7 +158,6 @@ JAX_ACTIVATIONS = {
 
 @pytest.mark.parametrize("name", sorted(JAX_ACTIVATIONS))
 def test_softplus_log_sigmoid_mish_of_complex_as_jax(name):
-    import secant.nn as nn
     f = getattr(nn, name)
     value, grad = JAX_ACTIVATIONS[name]
     np.testing.assert_allclose(np.asarray(f(Z)), value, atol=2e-5)
@@ -181,3 +180,21 @@ def test_complex_logaddexp_is_the_principal_log_of_the_sum():
     got = np.asarray(snp.logaddexp(a.astype(np.complex64), b.astype(np.complex64)))
     np.testing.assert_allclose(got, want, atol=1e-5)
     assert np.all(np.abs(got.imag) <= np.pi)
+
+
+# JAX 0.10.2's values at the Python complex 0.5 - 0.3j (secant: "'<=' not supported between
+# instances of 'complex' and 'int'", a bare Python TypeError)
+JAX_AT_A_PYTHON_COMPLEX = {"relu": 0.5 - 0.3j, "relu6": 0.5 - 0.3j, "elu": 0.5 - 0.3j,
+                           "selu": 0.52535 - 0.31521j, "leaky_relu": 0.5 - 0.3j,
+                           "hard_tanh": 0.5 - 0.3j, "hard_sigmoid": 0.58333 - 0.05j,
+                           "hard_silu": 0.27667 - 0.2j, "sparse_plus": 0.54 - 0.225j}
+
+
+@pytest.mark.parametrize("name", sorted(JAX_AT_A_PYTHON_COMPLEX))
+def test_piecewise_activations_of_a_python_complex_as_jax(name):
+    f = getattr(nn, name)
+    want = JAX_AT_A_PYTHON_COMPLEX[name]
+    np.testing.assert_allclose(complex(f(0.5 - 0.3j)), want, atol=1e-5)
+    np.testing.assert_allclose(complex(secant.jit(f)(0.5 - 0.3j)), want, atol=1e-5)
+    np.testing.assert_allclose(complex(f(np.complex64(0.5 - 0.3j))), want, atol=1e-5)
+    assert float(f(0.5)) == float(f(np.float32(0.5)))      # (a Python float as before)
