@@ -244,3 +244,13 @@ def test_owens_t_of_complex_stays_refused():
     import secant.scipy.special as sp
     with pytest.raises(ValueError, match="real input"):
         sp.owens_t(ZS, ZS)
+
+
+def test_repeat_refuses_non_integer_repeat_counts():
+    """repeat(a, counts) with complex counts was a bare Python TypeError ('>' between complex
+    and int) and float counts were truncated (1.5 -> 1); JAX's: a TypeError for float counts."""
+    a = np.array([0.7 - 0.4j, 0.2 + 0.1j], np.complex64)
+    for counts in (a, np.array([1.5, 2.0])):
+        with pytest.raises(TypeError, match="repeats must be integers"):
+            snp.repeat(a, counts)
+    _close(snp.repeat(a, np.array([1, 2])), np.repeat(a, [1, 2]))

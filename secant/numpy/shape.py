@@ -548,6 +548,9 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
             raise SecantValueError(f"repeats may not be negative, got {r}{where()}")
         out = _repeat_uniform(a, axis, r)
     else:
+        if counts.dtype.kind not in "iub":        # (JAX: "Indexer must have integer type")
+            raise SecantTypeError(f"repeat: repeats must be integers, got {counts.dtype}"
+                                  f"{where()}")
         if counts.shape != (a.shape[axis],):
             raise SecantValueError(f"repeat: {counts.size} repeat counts for an axis of size "
                                    f"{a.shape[axis]}{where()}")
