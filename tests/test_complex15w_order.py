@@ -187,7 +187,8 @@ def test_complex_logaddexp_is_the_principal_log_of_the_sum():
 JAX_AT_A_PYTHON_COMPLEX = {"relu": 0.5 - 0.3j, "relu6": 0.5 - 0.3j, "elu": 0.5 - 0.3j,
                            "selu": 0.52535 - 0.31521j, "leaky_relu": 0.5 - 0.3j,
                            "hard_tanh": 0.5 - 0.3j, "hard_sigmoid": 0.58333 - 0.05j,
-                           "hard_silu": 0.27667 - 0.2j, "sparse_plus": 0.54 - 0.225j}
+                           "hard_silu": 0.27667 - 0.2j, "sparse_plus": 0.54 - 0.225j,
+                           "log1mexp": -0.782716 - 0.40288615j}
 
 
 @pytest.mark.parametrize("name", sorted(JAX_AT_A_PYTHON_COMPLEX))

@@ -252,6 +252,7 @@ def sparse_sigmoid(x):
 
 def log1mexp(x):
     """log(1 - exp(-x)) for x > 0, stable on both sides of log 2 (jax.nn.log1mexp)."""
+    x = snp.asarray(x)
     return snp.where(x > 0.6931471805599453, snp.log1p(-snp.exp(-x)),
                      snp.log(-snp.expm1(-x)))
 
