@@ -249,6 +249,34 @@ def _complex_loggamma_lanczos(z):
     return snp.where(reflect, reflected, log_gamma)
 
 
+def _complex_sinpi(z):
+    """sin(pi z) with sin(pi x) and cos(pi x) exactly 0 where they vanish (SciPy's sinpi): on
+    the negative real axis the sign of a rounded 0 would pick log's branch."""
+    x, y = snp.real(z), snp.imag(z)
+    x = x - 2 * snp.round(x / 2)          # (exact: the same sin and cos, x in [-1, 1])
+    sin_x = snp.where(x == snp.round(x), 0.0, snp.sin(math.pi * x))
+    cos_x = snp.where(snp.abs(x) == 0.5, 0.0, snp.cos(math.pi * x))
+    return lax.complex(sin_x * snp.cosh(math.pi * y), cos_x * snp.sinh(math.pi * y))
+
+
+def _complex_loggamma(z):
+    """The principal branch of log Gamma(z): Lanczos for Re z >= 0.5; left of it the reflection
+    formula with SciPy's branch correction 2 pi i sign(Im z) floor(Re z / 2 + 1 / 4) (SciPy's
+    loggamma); nan+nan j at the poles and at nan."""
+    re = snp.real(z)
+    bad = ((snp.imag(z) == 0) & (re == snp.floor(re)) & (re <= 0)) | snp.isnan(z)
+    z = snp.where(bad, snp.ones_like(z), z)
+    reflect = snp.real(z) < 0.5
+    log_gamma = _complex_loggamma_lanczos(snp.where(reflect, 1.0 - z, z))
+    z_safe = snp.where(reflect, z, 0.5)
+    turns = snp.where(snp.signbit(snp.imag(z)), -2 * math.pi, 2 * math.pi) \
+        * snp.floor(0.5 * snp.real(z) + 0.25)
+    reflected = lax.complex(snp.full_like(turns, math.log(math.pi)), turns) \
+        - snp.log(_complex_sinpi(z_safe)) - log_gamma
+    value = snp.where(reflect, reflected, log_gamma)
+    return snp.where(bad, snp.asarray(complex(np.nan, np.nan), dtype=z.dtype), value)
+
+
 def _complex_gamma(z):
     """Gamma of complex z: exp of _complex_loggamma_lanczos, nan+nan j at the poles (z = 0, -1,
     -2, ...) and at nan, as JAX's and SciPy's."""
@@ -260,8 +288,11 @@ def _complex_gamma(z):
 
 
 def loggamma(x):
-    """log Gamma(x) for real x > 0 (nan elsewhere, as the principal branch is complex)."""
+    """log Gamma(x) for real x > 0 (nan elsewhere, as the principal branch is complex); complex x:
+    the principal branch (one cut, on the negative real axis), as SciPy's and JAX's."""
     x = snp.asarray(x) * 1.0
+    if x.dtype.kind == "c":
+        return _complex_loggamma(x)
     return snp.where(x > 0, lax.lgamma(x), snp.nan)
 
 
