@@ -103,11 +103,13 @@ def test_float_power_of_complex_stays_complex():
     np.testing.assert_allclose(complex(g), 2 - 2j + 4j, rtol=1e-6)    # conj(d/dz z^2) = 2 conj z
 
 
-def test_searchsorted_refuses_complex():
+def test_searchsorted_of_complex_is_lexicographic():
     """NumPy orders complex numbers by real then imaginary part; secant's comparisons read real
-    parts only (searchsorted gave [2, 1, 0] for JAX's [3, 0, 0]): refused, as sort is."""
-    with pytest.raises(TypeError, match="complex"):
-        snp.searchsorted(COMPLEX, COMPLEX)
+    parts only (searchsorted gave [2, 1, 0] for JAX's [3, 0, 0]); now in NumPy's order."""
+    a = np.array([0.2 + 0.1j, 0.7 - 0.4j, 0.7 + 0.4j], np.complex64)
+    np.testing.assert_array_equal(np.asarray(snp.searchsorted(a, COMPLEX)),
+                                  np.searchsorted(a, COMPLEX))
+    np.testing.assert_array_equal(np.asarray(snp.searchsorted(a, COMPLEX)), [1, 0])
 
 
 @pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])

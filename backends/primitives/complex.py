@@ -51,7 +51,11 @@ def _complex_rule(x, y):
 
 
 def _complex(x, y):
-    return (x + np.asarray(1j, _COMPLEX_OF[x.dtype]) * y).astype(_COMPLEX_OF[x.dtype])
+    """x + iy with the parts set, not computed: 1j * inf is nan + inf j, 1j * nan is nan + nan j
+    (XLA's complex, and JAX's, keep the real part: complex(0, inf) is inf j)."""
+    out = np.empty(np.broadcast_shapes(np.shape(x), np.shape(y)), _COMPLEX_OF[x.dtype])
+    out.real, out.imag = x, y
+    return out
 
 
 complex_p = register(Primitive("complex", _complex_rule, _complex))

@@ -29,7 +29,9 @@ __all__ = ["relu", "relu6", "gelu", "silu", "swish", "sigmoid", "log_sigmoid", "
 
 def relu(x):
     """max(x, 0); its derivative at 0 is 0 (as JAX's)."""
-    # (x <= 0 rather than x > 0: a nan x stays nan, as JAX's)
+    # (an array: a Python complex has no order, a complex array has JAX's; x <= 0 rather than
+    # x > 0: a nan x stays nan, as JAX's)
+    x = snp.asarray(x)
     relu_x = snp.where(x <= 0, 0, x)
     return relu_x
 
@@ -37,6 +39,7 @@ def relu(x):
 def relu6(x):
     """min(max(x, 0), 6); derivative 1 on (0, 6), 0 elsewhere (kinks included, as JAX's)."""
     # a nan x stays nan; 6.0 as JAX's `minimum(maximum(x, 0), 6.)`: an int x gives floats
+    x = snp.asarray(x)
     relu6_x = snp.where(x <= 0, 0, snp.where(x >= 6, 6.0, x))
     return relu6_x
 
@@ -79,6 +82,7 @@ def gelu(x, approximate=True):
 
 def elu(x, alpha=1.0):
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+    x = snp.asarray(x)
     safe_x = snp.where(x > 0, 0, x)
     return snp.where(x > 0, x, alpha * snp.expm1(safe_x))
 
@@ -92,16 +96,19 @@ def selu(x):
     """scale * elu(x, alpha) with the self-normalising constants."""
     alpha = 1.6732632423543772848170429916717
     scale = 1.0507009873554804934193349852946
+    x = snp.asarray(x)
     safe_x = snp.where(x > 0, 0, x)
     return scale * snp.where(x > 0, x, alpha * snp.expm1(safe_x))
 
 
 def leaky_relu(x, negative_slope=1e-2):
+    x = snp.asarray(x)
     return snp.where(x >= 0, x, negative_slope * x)
 
 
 def hard_tanh(x):
     """x clipped to [-1, 1] (as JAX's: derivative 1 on [-1, 1], 0 outside)."""
+    x = snp.asarray(x)
     return snp.where(x > 1, 1, snp.where(x < -1, -1, x))
 
 
@@ -130,6 +137,7 @@ def squareplus(x, b=4):
 
 def sparse_plus(x):
     """0 for x <= -1, x for x >= 1, (x + 1)**2 / 4 between."""
+    x = snp.asarray(x)
     return snp.where(x <= -1, 0, snp.where(x >= 1, x, (x + 1) ** 2 / 4))
 
 
@@ -244,6 +252,7 @@ def sparse_sigmoid(x):
 
 def log1mexp(x):
     """log(1 - exp(-x)) for x > 0, stable on both sides of log 2 (jax.nn.log1mexp)."""
+    x = snp.asarray(x)
     return snp.where(x > 0.6931471805599453, snp.log1p(-snp.exp(-x)),
                      snp.log(-snp.expm1(-x)))
 

@@ -409,8 +409,6 @@ def searchsorted(a, v, side="left", sorter=None, *, method="compare_all"):
     if a.ndim != 1:
         raise SecantValueError(f"searchsorted: a must be 1-D, got shape {a.shape}{where()}")
     v = ensure_array(v)
-    if dtypes.is_complex(a.dtype) or dtypes.is_complex(v.dtype):      # (no order: as sort)
-        raise SecantTypeError(f"searchsorted is not defined for complex arrays{where()}")
     if side not in ("left", "right"):
         raise SecantValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}"
                                f"{where()}")

@@ -20,8 +20,8 @@ from secant.backends.primitives import complex as cx
 from secant.numpy.conversion import convert, ensure_array, promote_inexact, to_inexact
 from secant.numpy.shape import (_canonical_axes, _normalize_axis, _slice_axis, broadcast_to,
                                 moveaxis, ravel, reshape, sort, squeeze, stack)
-from secant.numpy.ufuncs import (isnan, logical_and, logical_not, maximum, minimum, subtract,
-                                 where as _select)
+from secant.numpy.ufuncs import (equal, isnan, logical_and, logical_not, maximum, minimum,
+                                 subtract, where as _select)
 
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -136,10 +136,29 @@ def _extremum(name, prim, neutral_of, combine, a, axis, out, keepdims, initial, 
         if mask is not None:
             raise SecantValueError(f"{name} with where=... needs initial=... (a fully masked "
                                    f"reduction has no value otherwise){_where()}")
-    r = _reduce(prim, _mask(a, mask, neutral_of(a.dtype)), axes)
+    if dtypes.is_complex(a.dtype):
+        r = _complex_reduce(prim, _mask(a, mask, complex(neutral_of(dtypes.float32),
+                                                          neutral_of(dtypes.float32))), axes)
+    else:
+        r = _reduce(prim, _mask(a, mask, neutral_of(a.dtype)), axes)
     if initial is not None:
         r = combine(r, convert(initial, r.dtype))
     return _keep(r, axes, keepdims)
+
+
+def _complex_reduce(prim, a, axes):
+    """max/min of complex `a` over `axes` in NumPy's (and JAX's) order: by real part, then by
+    imaginary part; a NaN real part makes the result NaN."""
+    if not axes:
+        return a
+    re, im = cx.real_p.bind(a), cx.imag_p.bind(a)
+    best_re = prim.bind(re, axes=axes)
+    on_best = equal(re, st.expand_dims_p.bind(best_re, dimensions=axes))
+    best_im = prim.bind(_select(on_best, im, convert(st.lowest(re.dtype) if prim is
+                                                     st.reduce_max_p else st.highest(re.dtype),
+                                                     re.dtype)), axes=axes)
+    best_im = _select(isnan(best_re), best_re, best_im)
+    return cx.complex_p.bind(best_re, best_im)
 
 
 def _fast_extremum(ufunc, a, axis, keepdims):

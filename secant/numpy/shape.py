@@ -548,6 +548,9 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
             raise SecantValueError(f"repeats may not be negative, got {r}{where()}")
         out = _repeat_uniform(a, axis, r)
     else:
+        if counts.dtype.kind not in "iub":        # (JAX: "Indexer must have integer type")
+            raise SecantTypeError(f"repeat: repeats must be integers, got {counts.dtype}"
+                                  f"{where()}")
         if counts.shape != (a.shape[axis],):
             raise SecantValueError(f"repeat: {counts.size} repeat counts for an axis of size "
                                    f"{a.shape[axis]}{where()}")
@@ -674,12 +677,25 @@ def _sort_axis(a, axis):
     return a, _normalize_axis(axis, a.ndim)
 
 
+def sort_keys(keys):
+    """The sort keys `keys` as sort_p takes them: a complex key becomes two, its real part then
+    its imaginary part (NumPy's and JAX's lexicographic order of complex numbers)."""
+    out = []
+    for k in keys:
+        out.extend((cx.real_p.bind(k), cx.imag_p.bind(k)) if dtypes.is_complex(k.dtype) else (k,))
+    return out
+
+
 def sort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False):
     """Sorted copy; NaNs go last (first when descending), as in NumPy."""
     if order is not None:
         raise UnsupportedError("sort(order=...) needs structured arrays" + where())
     a, axis = _sort_axis(a, axis)
-    out, = st.sort_p.bind(a, dimension=axis, is_stable=True, num_keys=1)
+    if dtypes.is_complex(a.dtype):
+        keys = sort_keys([a])
+        out = st.sort_p.bind(*keys, a, dimension=axis, is_stable=True, num_keys=len(keys))[-1]
+    else:
+        out, = st.sort_p.bind(a, dimension=axis, is_stable=True, num_keys=1)
     return flip(out, axis) if descending else out
 
 
@@ -691,11 +707,12 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False)
     iota = st.iota_p.bind(dtype=dtypes.default_int(), shape=a.shape, dimension=axis)
     if descending:
         # Sorting the reversed data and reversing back keeps ties in their original order.
-        _, idx = st.sort_p.bind(flip(a, axis), flip(iota, axis), dimension=axis, is_stable=True,
-                                num_keys=1)
+        keys = sort_keys([flip(a, axis)])
+        idx = st.sort_p.bind(*keys, flip(iota, axis), dimension=axis, is_stable=True,
+                             num_keys=len(keys))[-1]
         return flip(idx, axis)
-    _, idx = st.sort_p.bind(a, iota, dimension=axis, is_stable=True, num_keys=1)
-    return idx
+    keys = sort_keys([a])
+    return st.sort_p.bind(*keys, iota, dimension=axis, is_stable=True, num_keys=len(keys))[-1]
 
 
 # --- complex parts (real arrays: the value itself, or zeros) -------------------------------------

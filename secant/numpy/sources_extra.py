@@ -282,6 +282,14 @@ def searchsorted(a, v, side="left", sorter=None, *, method="compare_all"):
     if sorter is not None:
         a = a[sorter]
     v = snp.expand_dims(v, -1)
+    if snp.iscomplexobj(snp.empty((), snp.result_type(a, v))):
+        # complex numbers in sort's order: by real part, then by imaginary part
+        ar, ai, vr, vi = snp.real(a), snp.imag(a), snp.real(v), snp.imag(v)
+        if side == "left":
+            after = (vr > ar) | ((vr == ar) & (vi > ai))
+        else:
+            after = (vr > ar) | ((vr == ar) & (vi >= ai))
+        return snp.sum(after.astype(snp.int32), axis=-1)
     # NumPy's sort order, NaN last: a NaN v goes after every number (and, with side="right",
     # after the NaNs of a too)
     if side == "left":

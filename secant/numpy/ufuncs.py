@@ -454,9 +454,24 @@ def hypot(x1, x2, /):
     return where(infinite, convert(np.inf, big.dtype), out)
 
 
+def _complex_logaddexp(x1, x2, amax):
+    """log(exp(x1) + exp(x2)) of complex numbers, as JAX's: amax + log1p(exp(other - amax)) (amax
+    the larger in complex order), its imaginary part wrapped into [-pi, pi)."""
+    from secant.backends.primitives import complex as cx
+    delta = ew.sub_p.bind(ew.add_p.bind(x1, x2), ew.add_p.bind(amax, amax))
+    out = ew.add_p.bind(amax, ew.log1p_p.bind(ew.exp_p.bind(delta)))
+    im = cx.imag_p.bind(out)
+    pi, two_pi = convert(np.pi, im.dtype), convert(2 * np.pi, im.dtype)
+    rem = ew.rem_p.bind(ew.add_p.bind(im, pi), two_pi)
+    rem = where(ew.lt_p.bind(rem, convert(0, im.dtype)), ew.add_p.bind(rem, two_pi), rem)
+    return cx.complex_p.bind(cx.real_p.bind(out), ew.sub_p.bind(rem, pi))
+
+
 def logaddexp(x1, x2, /):
     x1, x2 = promote_inexact(x1, x2)
     amax = ew.max_p.bind(x1, x2)
+    if dtypes.is_complex(x1.dtype):
+        return _complex_logaddexp(x1, x2, amax)
     diff = ew.sub_p.bind(x1, x2)
     delta = ew.neg_p.bind(ew.abs_p.bind(diff))
     out = ew.add_p.bind(amax, ew.log1p_p.bind(ew.exp_p.bind(delta)))

@@ -218,14 +218,81 @@ def gammasgn(x):
 
 
 def gamma(x):
-    """Gamma(x) = gammasgn(x) exp(log |Gamma(x)|) for real x."""
+    """Gamma(x) = gammasgn(x) exp(log |Gamma(x)|) for real x; complex x as JAX's, by Lanczos'
+    approximation with the reflection formula (nan+nan j at the poles)."""
     x = snp.asarray(x) * 1.0
+    if x.dtype.kind == "c":
+        return _complex_gamma(x)
     return gammasgn(x) * snp.exp(lax.lgamma(x))
 
 
+# Lanczos' approximation, g = 7 and 9 coefficients (GSL's lanczos_7_c, as JAX's)
+_LANCZOS_G = 7.0
+_LANCZOS_COEFFS = np.array([0.99999999999980993, 676.5203681218851, -1259.1392167224028,
+                            771.32342877765313, -176.61502916214059, 12.507343278686905,
+                            -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7])
+
+
+def _complex_loggamma_lanczos(z):
+    """A log Gamma(z) of complex z (Lanczos; the reflection formula for Re z < 0.5), as JAX's
+    _complex_loggamma: not the principal branch left of Re z = 0.5."""
+    reflect = snp.real(z) < 0.5
+    zz = snp.where(reflect, 1.0 - z, z) - 1.0
+    coeffs = snp.asarray(_LANCZOS_COEFFS, dtype=z.dtype)
+    ks = snp.arange(1, 9).astype(z.dtype)
+    ag = coeffs[0] + snp.sum(coeffs[1:] / (snp.expand_dims(zz, -1) + ks), axis=-1)
+    t = zz + (_LANCZOS_G + 0.5)
+    log_gamma = 0.5 * math.log(2.0 * math.pi) + (zz + 0.5) * snp.log(t) - t + snp.log(ag)
+    # (z in the branch not taken is 0.5: no nan there to reach a derivative through where)
+    z_safe = snp.where(reflect, z, 0.5)
+    reflected = math.log(math.pi) - snp.log(snp.sin(math.pi * z_safe)) - log_gamma
+    return snp.where(reflect, reflected, log_gamma)
+
+
+def _complex_sinpi(z):
+    """sin(pi z) with sin(pi x) and cos(pi x) exactly 0 where they vanish (SciPy's sinpi): on
+    the negative real axis the sign of a rounded 0 would pick log's branch."""
+    x, y = snp.real(z), snp.imag(z)
+    x = x - 2 * snp.round(x / 2)          # (exact: the same sin and cos, x in [-1, 1])
+    sin_x = snp.where(x == snp.round(x), 0.0, snp.sin(math.pi * x))
+    cos_x = snp.where(snp.abs(x) == 0.5, 0.0, snp.cos(math.pi * x))
+    return lax.complex(sin_x * snp.cosh(math.pi * y), cos_x * snp.sinh(math.pi * y))
+
+
+def _complex_loggamma(z):
+    """The principal branch of log Gamma(z): Lanczos for Re z >= 0.5; left of it the reflection
+    formula with SciPy's branch correction 2 pi i sign(Im z) floor(Re z / 2 + 1 / 4) (SciPy's
+    loggamma); nan+nan j at the poles and at nan."""
+    re = snp.real(z)
+    bad = ((snp.imag(z) == 0) & (re == snp.floor(re)) & (re <= 0)) | snp.isnan(z)
+    z = snp.where(bad, snp.ones_like(z), z)
+    reflect = snp.real(z) < 0.5
+    log_gamma = _complex_loggamma_lanczos(snp.where(reflect, 1.0 - z, z))
+    z_safe = snp.where(reflect, z, 0.5)
+    turns = snp.where(snp.signbit(snp.imag(z)), -2 * math.pi, 2 * math.pi) \
+        * snp.floor(0.5 * snp.real(z) + 0.25)
+    reflected = lax.complex(snp.full_like(turns, math.log(math.pi)), turns) \
+        - snp.log(_complex_sinpi(z_safe)) - log_gamma
+    value = snp.where(reflect, reflected, log_gamma)
+    return snp.where(bad, snp.asarray(complex(np.nan, np.nan), dtype=z.dtype), value)
+
+
+def _complex_gamma(z):
+    """Gamma of complex z: exp of _complex_loggamma_lanczos, nan+nan j at the poles (z = 0, -1,
+    -2, ...) and at nan, as JAX's and SciPy's."""
+    re = snp.real(z)
+    bad = ((snp.imag(z) == 0) & (re == snp.floor(re)) & (re <= 0)) | snp.isnan(z)
+    safe_z = snp.where(bad, snp.ones_like(z), z)
+    value = snp.exp(_complex_loggamma_lanczos(safe_z))
+    return snp.where(bad, snp.asarray(complex(np.nan, np.nan), dtype=z.dtype), value)
+
+
 def loggamma(x):
-    """log Gamma(x) for real x > 0 (nan elsewhere, as the principal branch is complex)."""
+    """log Gamma(x) for real x > 0 (nan elsewhere, as the principal branch is complex); complex x:
+    the principal branch (one cut, on the negative real axis), as SciPy's and JAX's."""
     x = snp.asarray(x) * 1.0
+    if x.dtype.kind == "c":
+        return _complex_loggamma(x)
     return snp.where(x > 0, lax.lgamma(x), snp.nan)
 
 
@@ -640,7 +707,10 @@ def _erfcx_jvp(primals, tangents):
 def erfcx(x):
     """The scaled complementary error function exp(x^2) erfc(x), accurate for large x (where
     it is about 1 / (x sqrt(pi))); d/dx = 2 x erfcx(x) - 2 / sqrt(pi)."""
-    return _erfcx(snp.asarray(x) * 1.0)
+    x = snp.asarray(x) * 1.0
+    if x.dtype.kind == "c":
+        return wofz(1j * x)         # (exp(x^2) erfc(x) = w(ix), as JAX's)
+    return _erfcx(x)
 
 
 def boxcox(x, lmbda):
