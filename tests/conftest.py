@@ -148,7 +148,7 @@ CPU_SECONDS = {
     "test_eager19t_fast_paths.py": 12, "test_speed19t_passes.py": 5, "test_dtype_flow.py": 13,
     "test_eager19v_helpers.py": 5, "test_eager19v_dispatch.py": 4, "test_cholesky_complex_grads.py": 9,
     "test_lead15v_dtypes.py": 6, "test_speed19v_walks.py": 5, "test_sem15v_semantics.py": 14,
-    "test_reduce15w_masks.py": 7, "test_linalg15w_complex.py": 7,
+    "test_reduce15w_masks.py": 7, "test_linalg15w_complex.py": 7, "test_complex15w_order.py": 7,
     "test_lean20r_reversed.py": 13, "test_lib15c_fft.py": 13, "test_others10_tensors_ml.py": 13,
     "test_others2_optimizers.py": 13, "test_others7_numerics.py": 13, "test_vmap.py": 13,
     "test_api18_implicit.py": 12, "test_carry15l_carries.py": 12, "test_explore15h_fixes.py": 12,
