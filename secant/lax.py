@@ -19,7 +19,7 @@ from secant.backends.primitives import indexing as ix
 from secant.backends.primitives import structural as st
 from secant.backends.primitives.indexing import GatherDimensionNumbers, ScatterDimensionNumbers
 from secant.numpy.conversion import asarray, convert, dtype_weak, ensure_array
-from secant.numpy.shape import sort_keys
+from secant.numpy.shape import _sort_keys
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -377,7 +377,7 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
     single = not isinstance(operand, (tuple, list))
     operands = [ensure_array(x) for x in ([operand] if single else operand)]
     num_keys = int(num_keys)
-    keys = sort_keys(operands[:num_keys])       # (a complex key: its real part, then imaginary)
+    keys = _sort_keys(operands[:num_keys])       # (a complex key: its real part, then imaginary)
     if len(keys) > num_keys:
         out = st.sort_p.bind(*keys, *operands, dimension=_axis(dimension, operands[0].ndim),
                              is_stable=bool(is_stable), num_keys=len(keys))[len(keys):]

@@ -677,7 +677,7 @@ def _sort_axis(a, axis):
     return a, _normalize_axis(axis, a.ndim)
 
 
-def sort_keys(keys):
+def _sort_keys(keys):
     """The sort keys `keys` as sort_p takes them: a complex key becomes two, its real part then
     its imaginary part (NumPy's and JAX's lexicographic order of complex numbers)."""
     out = []
@@ -692,7 +692,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False):
         raise UnsupportedError("sort(order=...) needs structured arrays" + where())
     a, axis = _sort_axis(a, axis)
     if dtypes.is_complex(a.dtype):
-        keys = sort_keys([a])
+        keys = _sort_keys([a])
         out = st.sort_p.bind(*keys, a, dimension=axis, is_stable=True, num_keys=len(keys))[-1]
     else:
         out, = st.sort_p.bind(a, dimension=axis, is_stable=True, num_keys=1)
@@ -707,11 +707,11 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False)
     iota = st.iota_p.bind(dtype=dtypes.default_int(), shape=a.shape, dimension=axis)
     if descending:
         # Sorting the reversed data and reversing back keeps ties in their original order.
-        keys = sort_keys([flip(a, axis)])
+        keys = _sort_keys([flip(a, axis)])
         idx = st.sort_p.bind(*keys, flip(iota, axis), dimension=axis, is_stable=True,
                              num_keys=len(keys))[-1]
         return flip(idx, axis)
-    keys = sort_keys([a])
+    keys = _sort_keys([a])
     return st.sort_p.bind(*keys, iota, dimension=axis, is_stable=True, num_keys=len(keys))[-1]
 
 
